@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages slipstream needs (when missing) and builds it in Release.
+# Usage: scripts/setup.sh [build-dir] [extra cmake args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${1:-build}
+shift || true
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libasio-dev libspdlog-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev
+  libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
+  clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+echo "setup: built in $BUILD_DIR"

@@ -1,0 +1,12 @@
+// Subcommands of the `slipstream` executable; each registers its options on the CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace slipstream::cli {
+
+/// Adds `slipstream server`; the returned function runs it (after parsing) and gives the exit code.
+std::function<int()> add_server_command(CLI::App& app);
+
+}  // namespace slipstream::cli

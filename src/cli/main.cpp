@@ -1,0 +1,26 @@
+// Entry point of the `slipstream` command: dispatches to its subcommands.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"slipstream: in-memory coupling of HPC simulations and machine learning"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "slipstream 0.1.0");
+  auto run_server = slipstream::cli::add_server_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (app.got_subcommand("server")) return run_server();
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    std::cerr << "slipstream: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

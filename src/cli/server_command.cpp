@@ -1,0 +1,77 @@
+// `slipstream server`: parses the server's options and runs it until shutdown.
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "server/server.hpp"
+
+namespace slipstream::cli {
+namespace {
+
+std::string read_secret_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read --requirepass-file '" + path + "'");
+  std::string secret;
+  std::getline(in, secret);
+  if (secret.empty()) throw std::runtime_error("--requirepass-file '" + path + "' is empty");
+  return secret;
+}
+
+}  // namespace
+
+std::function<int()> add_server_command(CLI::App& app) {
+  auto options = std::make_shared<server::ServerOptions>();
+  auto password_file = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("server", "Run a slipstream server (RESP + RedisAI tensors)");
+  cmd->add_option("--port", options->port, "TCP port (0: no TCP listener)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--bind", options->bind, "Address to listen on")->capture_default_str();
+  cmd->add_option("--unixsocket", options->unix_socket, "Also listen on this Unix socket path");
+  cmd->add_option("--unixsocketperm", options->unix_socket_perm,
+                  "Permissions of the Unix socket (octal, e.g. 0700)")
+      ->capture_default_str();
+  cmd->add_option("--threads", options->threads, "I/O threads (0: one per core)")
+      ->capture_default_str();
+  cmd->add_option("--maxmemory", options->max_memory,
+                  "Refuse writes (-OOM) beyond this many bytes of data (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--requirepass", options->password,
+                  "Password clients must AUTH with (visible in ps: prefer "
+                  "--requirepass-file or SLIPSTREAM_PASSWORD)");
+  cmd->add_option("--requirepass-file", *password_file,
+                  "Read the password from the first line of this file");
+  cmd->add_option("--max-bulk-len", options->max_bulk_len,
+                  "Largest single argument in bytes; longer ones are refused unread")
+      ->capture_default_str();
+  cmd->add_option("--maxclients", options->max_clients, "Most simultaneous clients")
+      ->capture_default_str();
+  cmd->add_option("--dir", options->dir, "Directory for snapshots (loaded at start-up)")
+      ->capture_default_str();
+  cmd->add_option("--dbfilename", options->db_filename, "Snapshot file name")
+      ->capture_default_str();
+  cmd->add_option("--loglevel", options->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  return [options, password_file]() -> int {
+    spdlog::set_level(spdlog::level::from_str(options->log_level));
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
+    if (!password_file->empty()) options->password = read_secret_file(*password_file);
+    if (options->password.empty()) {
+      if (const char* env = std::getenv("SLIPSTREAM_PASSWORD")) options->password = env;
+    }
+    if (options->bind != "127.0.0.1" && options->bind != "::1" && options->bind != "localhost" &&
+        options->password.empty()) {
+      spdlog::warn("listening on {} without a password: anyone who can reach it has full access",
+                   options->bind);
+    }
+    server::Server server(*options);
+    return server.run();
+  };
+}
+
+}  // namespace slipstream::cli

@@ -1,0 +1,49 @@
+// Assembles the command table from the command groups; see command_table.hpp.
+#include "server/command_table.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace slipstream::server {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+CommandTable::CommandTable() {
+  add_connection_commands(specs_);
+  add_server_commands(specs_);
+  add_keyspace_commands(specs_);
+  add_string_commands(specs_);
+  add_hash_commands(specs_);
+  add_list_commands(specs_);
+  add_tensor_commands(specs_);
+  add_native_commands(specs_);
+  for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
+}
+
+const CommandSpec* CommandTable::find(std::string_view name) const {
+  if (name.size() > 64) return nullptr;
+  auto it = index_.find(lower(name));
+  return it == index_.end() ? nullptr : &specs_[it->second];
+}
+
+std::vector<std::string_view> CommandTable::flag_names(std::uint32_t flags) {
+  std::vector<std::string_view> names;
+  if (flags & kWrite) names.push_back("write");
+  if (flags & kReadOnly) names.push_back("readonly");
+  if (flags & kDenyOom) names.push_back("denyoom");
+  if (flags & kAdmin) names.push_back("admin");
+  if (flags & kNoAuth) names.push_back("no_auth");
+  if (flags & kBlocking) names.push_back("blocking");
+  if (flags & kFast) names.push_back("fast");
+  if (flags & kStale) names.push_back("stale");
+  return names;
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,87 @@
+// The declarative command table: every command's name, arity, flags, key positions and handler.
+// Dispatch, argument-count checks, authentication gating, COMMAND output and docs/commands.md all
+// come from these entries.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/buffer.hpp"
+
+namespace slipstream::server {
+
+class Server;
+class Session;
+class ReplyBuffer;
+
+enum CommandFlag : std::uint32_t {
+  kWrite = 1u << 0,     ///< may modify the keyspace
+  kReadOnly = 1u << 1,  ///< never modifies the keyspace
+  kAdmin = 1u << 2,     ///< server administration
+  kNoAuth = 1u << 3,    ///< allowed before AUTH (AUTH, HELLO, QUIT)
+  kFast = 1u << 4,      ///< O(1) or O(log n)
+  kBlocking = 1u << 5,  ///< may park the connection
+  kDenyOom = 1u << 6,   ///< refused with -OOM when memory is over --maxmemory
+  kStale = 1u << 7,     ///< connection-level, not about data
+};
+
+/// What a handler sees. Arguments include the command name at index 0.
+struct CommandContext {
+  Server& server;
+  Session& session;
+  std::vector<Buffer>& args;
+  ReplyBuffer& reply;
+
+  std::size_t argc() const noexcept { return args.size(); }
+  std::string_view arg(std::size_t i) const noexcept { return args[i].view(); }
+};
+
+enum class Outcome { kDone, kParked };
+using Handler = Outcome (*)(CommandContext&);
+
+struct CommandSpec {
+  std::string_view name;     ///< upper case, as documented
+  int arity;                 ///< Redis convention: N exact, -N at least N (name included)
+  std::uint32_t flags;
+  int first_key, last_key, key_step;  ///< 1-based key positions; last_key -1 = to the end
+  Handler handler;
+  std::string_view group;    ///< "keyspace", "string", "hash", "list", "tensor", "server", ...
+  std::string_view syntax;   ///< arguments, for COMMAND DOCS and docs/commands.md
+  std::string_view summary;
+};
+
+class CommandTable {
+ public:
+  CommandTable();
+  /// Case-insensitive lookup; nullptr for an unknown command.
+  const CommandSpec* find(std::string_view name) const;
+  const std::vector<CommandSpec>& all() const noexcept { return specs_; }
+  /// Text for flags in COMMAND output ("write", "readonly", ...).
+  static std::vector<std::string_view> flag_names(std::uint32_t flags);
+
+ private:
+  std::vector<CommandSpec> specs_;
+  std::unordered_map<std::string, std::size_t> index_;  // lower-case name -> specs_ index
+};
+
+/// True when argument count `argc` (command name included) satisfies `arity`.
+inline bool arity_ok(int arity, std::size_t argc) noexcept {
+  return arity >= 0 ? argc == static_cast<std::size_t>(arity)
+                    : argc >= static_cast<std::size_t>(-arity);
+}
+
+// Each commands_*.cpp contributes its group of entries.
+void add_connection_commands(std::vector<CommandSpec>& out);
+void add_server_commands(std::vector<CommandSpec>& out);
+void add_keyspace_commands(std::vector<CommandSpec>& out);
+void add_string_commands(std::vector<CommandSpec>& out);
+void add_hash_commands(std::vector<CommandSpec>& out);
+void add_list_commands(std::vector<CommandSpec>& out);
+void add_tensor_commands(std::vector<CommandSpec>& out);
+void add_native_commands(std::vector<CommandSpec>& out);
+
+}  // namespace slipstream::server

@@ -1,0 +1,34 @@
+// Small helpers shared by the command handlers: integer parsing, case-insensitive keywords and
+// the standard error texts.
+#pragma once
+
+#include <strings.h>
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace slipstream::server {
+
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kSyntaxError = "ERR syntax error";
+inline constexpr std::string_view kOomError =
+    "OOM command not allowed when used memory > 'maxmemory'.";
+
+inline bool equals_nocase(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+/// Parses a whole string as a signed 64-bit integer (no spaces, no '+').
+inline std::optional<std::int64_t> parse_int(std::string_view text) noexcept {
+  std::int64_t value = 0;
+  if (text.empty()) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,419 @@
+// Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, CONFIG, SAVE, LASTSAVE, SHUTDOWN, COMMAND, TIME.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "common/glob.hpp"
+#include "server/command_util.hpp"
+#include "server/reply.hpp"
+#include "server/server.hpp"
+#include "server/session.hpp"
+
+namespace slipstream::server {
+namespace {
+
+Outcome dbsize(CommandContext& c) {
+  c.reply.integer(static_cast<std::int64_t>(c.server.keyspace().size()));
+  return Outcome::kDone;
+}
+
+Outcome flush(CommandContext& c) {
+  if (c.argc() > 2 || (c.argc() == 2 && !equals_nocase(c.arg(1), "SYNC") &&
+                       !equals_nocase(c.arg(1), "ASYNC"))) {
+    c.reply.error(kSyntaxError);
+    return Outcome::kDone;
+  }
+  std::size_t keys = c.server.keyspace().size();
+  c.server.keyspace().clear();
+  c.server.mark_dirty(keys);
+  c.reply.simple("OK");
+  return Outcome::kDone;
+}
+
+std::string human_bytes(std::size_t bytes) {
+  const char* units[] = {"B", "K", "M", "G", "T"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{}B", bytes) : fmt::format("{:.2f}{}", value, units[unit]);
+}
+
+// One INFO section; `name` is lower case. Appends "# Title\r\n" and its fields.
+using SectionWriter = std::function<void(Server&, std::string&)>;
+struct InfoSection {
+  std::string_view name;
+  std::string_view title;
+  bool in_default;
+  SectionWriter write;
+};
+
+void info_server(Server& s, std::string& out) {
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::steady_clock::now() - s.start_time())
+                    .count();
+  out += fmt::format(
+      "redis_version:{}\r\nslipstream_version:{}\r\nredis_mode:standalone\r\n"
+      "os:Linux\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\n"
+      "tcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nio_threads_active:{}\r\n"
+      "executable:slipstream\r\n",
+      kRedisCompatVersion, kSlipstreamVersion, ::getpid(), s.run_id(), s.bound_port(), uptime,
+      uptime / 86400, s.io_threads());
+}
+
+void info_clients(Server& s, std::string& out) {
+  out += fmt::format("connected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+                     s.connected_clients(), s.max_clients(), s.blocked_clients());
+}
+
+void info_memory(Server& s, std::string& out) {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  std::size_t used = s.keyspace().used_memory();
+  std::size_t max = s.keyspace().max_memory();
+  std::size_t rss = static_cast<std::size_t>(usage.ru_maxrss) * 1024;
+  out += fmt::format(
+      "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak_rss:{}\r\nmaxmemory:{}\r\n"
+      "maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
+      used, human_bytes(used), rss, max, human_bytes(max));
+}
+
+void info_persistence(Server& s, std::string& out) {
+  out += fmt::format(
+      "loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\n"
+      "rdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\naof_enabled:0\r\n",
+      s.changes_since_save(), static_cast<long long>(s.last_save_time()),
+      s.last_save_ok() ? "ok" : "err");
+}
+
+void info_stats(Server& s, std::string& out) {
+  const Stats& st = s.stats();
+  out += fmt::format(
+      "total_connections_received:{}\r\ntotal_commands_processed:{}\r\n"
+      "total_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\n"
+      "keyspace_hits:{}\r\nkeyspace_misses:{}\r\ntotal_error_replies:{}\r\n"
+      "protocol_errors:{}\r\n",
+      st.connections_received.load(), st.commands_processed.load(), st.net_input_bytes.load(),
+      st.net_output_bytes.load(), st.rejected_connections.load(), st.keyspace_hits.load(),
+      st.keyspace_misses.load(), st.error_replies.load(), st.protocol_errors.load());
+}
+
+void info_cpu(Server&, std::string& out) {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  out += fmt::format("used_cpu_sys:{}.{:06}\r\nused_cpu_user:{}.{:06}\r\n",
+                     usage.ru_stime.tv_sec, usage.ru_stime.tv_usec, usage.ru_utime.tv_sec,
+                     usage.ru_utime.tv_usec);
+}
+
+void info_keyspace(Server& s, std::string& out) {
+  std::size_t keys = s.keyspace().size();
+  if (keys > 0) out += fmt::format("db0:keys={},expires=0,avg_ttl=0\r\n", keys);
+}
+
+const std::vector<InfoSection>& info_sections() {
+  static const std::vector<InfoSection> sections = {
+      {"server", "Server", true, info_server},
+      {"clients", "Clients", true, info_clients},
+      {"memory", "Memory", true, info_memory},
+      {"persistence", "Persistence", true, info_persistence},
+      {"stats", "Stats", true, info_stats},
+      {"cpu", "CPU", true, info_cpu},
+      {"keyspace", "Keyspace", true, info_keyspace},
+  };
+  return sections;
+}
+
+Outcome info(CommandContext& c) {
+  bool everything = c.argc() == 1;
+  bool defaults = c.argc() == 1;
+  std::vector<std::string_view> wanted;
+  for (std::size_t i = 1; i < c.argc(); ++i) {
+    if (equals_nocase(c.arg(i), "ALL") || equals_nocase(c.arg(i), "EVERYTHING")) {
+      everything = true;
+    } else if (equals_nocase(c.arg(i), "DEFAULT")) {
+      defaults = true;
+    } else {
+      wanted.push_back(c.arg(i));
+    }
+  }
+  std::string out;
+  for (const auto& section : info_sections()) {
+    bool include = everything || (defaults && section.in_default);
+    for (auto name : wanted) include = include || equals_nocase(name, section.name);
+    if (!include) continue;
+    if (!out.empty()) out += "\r\n";
+    out += "# ";
+    out += section.title;
+    out += "\r\n";
+    section.write(c.server, out);
+  }
+  c.reply.verbatim(out);
+  return Outcome::kDone;
+}
+
+// ---- CONFIG: a documented subset of parameters (docs/commands.md lists them).
+struct ConfigParam {
+  std::string_view name;
+  std::function<std::string(Server&)> get;
+  // Returns an empty string on success, else the reason the value is invalid.
+  std::function<std::string(Server&, std::string_view)> set;  // null = read-only
+};
+
+std::string set_size(std::string_view value, const std::function<void(std::size_t)>& apply) {
+  auto parsed = parse_int(value);
+  if (!parsed || *parsed < 0) return "argument must be a non-negative integer";
+  apply(static_cast<std::size_t>(*parsed));
+  return {};
+}
+
+const std::vector<ConfigParam>& config_params() {
+  static const std::vector<ConfigParam> params = {
+      {"maxmemory", [](Server& s) { return std::to_string(s.keyspace().max_memory()); },
+       [](Server& s, std::string_view v) {
+         return set_size(v, [&](std::size_t n) { s.keyspace().set_max_memory(n); });
+       }},
+      {"maxmemory-policy", [](Server&) { return std::string("noeviction"); }, nullptr},
+      {"maxclients", [](Server& s) { return std::to_string(s.max_clients()); },
+       [](Server& s, std::string_view v) {
+         return set_size(v, [&](std::size_t n) { s.set_max_clients(n); });
+       }},
+      {"proto-max-bulk-len", [](Server& s) { return std::to_string(s.max_bulk_len()); },
+       [](Server& s, std::string_view v) {
+         return set_size(v, [&](std::size_t n) { s.set_max_bulk_len(n); });
+       }},
+      {"requirepass", [](Server& s) { return s.password(); },
+       [](Server& s, std::string_view v) {
+         s.set_password(std::string(v));
+         return std::string();
+       }},
+      {"dir", [](Server& s) { return s.dir(); },
+       [](Server& s, std::string_view v) {
+         if (::access(std::string(v).c_str(), W_OK) != 0) return std::string("No such directory");
+         s.set_dir(std::string(v));
+         return std::string();
+       }},
+      {"dbfilename", [](Server& s) { return s.options().db_filename; }, nullptr},
+      {"loglevel", [](Server& s) { return s.log_level(); },
+       [](Server& s, std::string_view v) {
+         return s.set_log_level(std::string(v))
+                    ? std::string()
+                    : std::string("argument must be one of trace, debug, info, warn, error");
+       }},
+      {"port", [](Server& s) { return std::to_string(s.bound_port()); }, nullptr},
+      {"bind", [](Server& s) { return s.options().bind; }, nullptr},
+      {"unixsocket", [](Server& s) { return s.options().unix_socket; }, nullptr},
+      {"io-threads", [](Server& s) { return std::to_string(s.io_threads()); }, nullptr},
+      {"databases", [](Server&) { return std::string("1"); }, nullptr},
+      {"save", [](Server&) { return std::string(""); }, nullptr},
+      {"appendonly", [](Server&) { return std::string("no"); }, nullptr},
+  };
+  return params;
+}
+
+Outcome config(CommandContext& c) {
+  std::string_view sub = c.arg(1);
+  if (equals_nocase(sub, "GET") && c.argc() >= 3) {
+    std::vector<std::pair<std::string_view, std::string>> found;
+    for (const auto& param : config_params()) {
+      for (std::size_t i = 2; i < c.argc(); ++i) {
+        if (glob_match(c.arg(i), param.name, true)) {
+          found.emplace_back(param.name, param.get(c.server));
+          break;
+        }
+      }
+    }
+    c.reply.map(found.size());
+    for (const auto& [name, value] : found) {
+      c.reply.bulk(name);
+      c.reply.bulk(value);
+    }
+  } else if (equals_nocase(sub, "SET") && c.argc() >= 4 && c.argc() % 2 == 0) {
+    // Validate every pair before applying any, so a bad pair changes nothing.
+    std::vector<const ConfigParam*> targets;
+    for (std::size_t i = 2; i < c.argc(); i += 2) {
+      const ConfigParam* target = nullptr;
+      for (const auto& param : config_params()) {
+        if (equals_nocase(param.name, c.arg(i))) target = &param;
+      }
+      if (target == nullptr || !target->set) {
+        c.reply.error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+                      std::string(c.arg(i)) + "'");
+        return Outcome::kDone;
+      }
+      targets.push_back(target);
+    }
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      std::string problem = targets[k]->set(c.server, c.arg(3 + 2 * k));
+      if (!problem.empty()) {
+        c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
+                      std::string(targets[k]->name) + "') - " + problem);
+        return Outcome::kDone;
+      }
+    }
+    c.reply.simple("OK");
+  } else if (equals_nocase(sub, "RESETSTAT") && c.argc() == 2) {
+    Stats& st = c.server.stats();
+    for (auto* counter : {&st.commands_processed, &st.keyspace_hits, &st.keyspace_misses,
+                          &st.net_input_bytes, &st.net_output_bytes, &st.rejected_connections,
+                          &st.error_replies, &st.protocol_errors, &st.connections_received}) {
+      counter->store(0);
+    }
+    c.reply.simple("OK");
+  } else {
+    c.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
+                  std::string(sub.substr(0, 128)) + "'. Try CONFIG HELP.");
+  }
+  return Outcome::kDone;
+}
+
+Outcome save(CommandContext& c) {
+  std::string error;
+  if (c.server.save(&error)) {
+    c.reply.simple("OK");
+  } else {
+    c.reply.error("ERR snapshot failed: " + error);
+  }
+  return Outcome::kDone;
+}
+
+Outcome lastsave(CommandContext& c) {
+  c.reply.integer(static_cast<std::int64_t>(c.server.last_save_time()));
+  return Outcome::kDone;
+}
+
+Outcome shutdown(CommandContext& c) {
+  bool save_first = true;
+  for (std::size_t i = 1; i < c.argc(); ++i) {
+    if (equals_nocase(c.arg(i), "NOSAVE")) {
+      save_first = false;
+    } else if (equals_nocase(c.arg(i), "SAVE")) {
+      save_first = true;
+    } else if (!equals_nocase(c.arg(i), "NOW") && !equals_nocase(c.arg(i), "FORCE")) {
+      c.reply.error(kSyntaxError);
+      return Outcome::kDone;
+    }
+  }
+  std::string error;
+  if (!c.server.request_shutdown(save_first, &error)) {
+    c.reply.error("ERR Errors trying to SHUTDOWN. Check logs.");
+  }
+  // On success Redis sends no reply: the connection closes as the server stops.
+  return Outcome::kDone;
+}
+
+Outcome time_command(CommandContext& c) {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(now).count();
+  c.reply.array(2);
+  c.reply.bulk(std::to_string(us / 1000000));
+  c.reply.bulk(std::to_string(us % 1000000));
+  return Outcome::kDone;
+}
+
+// ---- COMMAND: generated from the command table.
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+void reply_command_entry(ReplyBuffer& reply, const CommandSpec& spec) {
+  reply.array(10);
+  reply.bulk(lower(spec.name));
+  reply.integer(spec.arity);
+  auto flags = CommandTable::flag_names(spec.flags);
+  reply.set(flags.size());
+  for (auto flag : flags) reply.simple(flag);
+  reply.integer(spec.first_key);
+  reply.integer(spec.last_key);
+  reply.integer(spec.key_step);
+  reply.set(1);
+  reply.simple("@" + std::string(spec.group));
+  reply.set(0);    // tips
+  reply.array(0);  // key specs
+  reply.array(0);  // subcommands
+}
+
+Outcome command(CommandContext& c) {
+  const CommandTable& table = c.server.commands();
+  if (c.argc() == 1) {
+    c.reply.array(table.all().size());
+    for (const auto& spec : table.all()) reply_command_entry(c.reply, spec);
+    return Outcome::kDone;
+  }
+  std::string_view sub = c.arg(1);
+  if (equals_nocase(sub, "COUNT") && c.argc() == 2) {
+    c.reply.integer(static_cast<std::int64_t>(table.all().size()));
+  } else if (equals_nocase(sub, "INFO")) {
+    std::size_t n = c.argc() == 2 ? table.all().size() : c.argc() - 2;
+    c.reply.array(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const CommandSpec* spec = c.argc() == 2 ? &table.all()[i] : table.find(c.arg(i + 2));
+      if (spec == nullptr) {
+        c.reply.null_array();
+      } else {
+        reply_command_entry(c.reply, *spec);
+      }
+    }
+  } else if (equals_nocase(sub, "LIST") && c.argc() == 2) {
+    c.reply.array(table.all().size());
+    for (const auto& spec : table.all()) c.reply.bulk(lower(spec.name));
+  } else if (equals_nocase(sub, "DOCS")) {
+    std::vector<const CommandSpec*> specs;
+    for (std::size_t i = 2; i < c.argc(); ++i) {
+      if (const CommandSpec* spec = table.find(c.arg(i))) specs.push_back(spec);
+    }
+    if (c.argc() == 2) {
+      for (const auto& spec : table.all()) specs.push_back(&spec);
+    }
+    c.reply.map(specs.size());
+    for (const CommandSpec* spec : specs) {
+      c.reply.bulk(lower(spec->name));
+      c.reply.map(3);
+      c.reply.bulk("summary");
+      c.reply.bulk(spec->summary);
+      c.reply.bulk("since");
+      c.reply.bulk(kSlipstreamVersion);
+      c.reply.bulk("group");
+      c.reply.bulk(spec->group);
+    }
+  } else {
+    c.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
+                  std::string(sub.substr(0, 128)) + "'. Try COMMAND HELP.");
+  }
+  return Outcome::kDone;
+}
+
+}  // namespace
+
+void add_server_commands(std::vector<CommandSpec>& out) {
+  out.insert(out.end(), {
+    {"INFO", -1, kStale, 0, 0, 0, info, "server", "[section [section ...]]",
+     "Server information: server, clients, memory, persistence, stats, cpu, keyspace; ALL or "
+     "EVERYTHING for all."},
+    {"DBSIZE", 1, kReadOnly | kFast, 0, 0, 0, dbsize, "server", "", "Number of keys."},
+    {"FLUSHDB", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
+    {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
+    {"CONFIG", -2, kAdmin | kStale, 0, 0, 0, config, "server",
+     "GET pattern [pattern ...] | SET parameter value [parameter value ...] | RESETSTAT",
+     "Reads and changes a documented subset of settings."},
+    {"SAVE", 1, kAdmin, 0, 0, 0, save, "server", "",
+     "Writes a snapshot to --dir (temporary file, fsync, rename)."},
+    {"LASTSAVE", 1, kFast, 0, 0, 0, lastsave, "server", "",
+     "Unix time of the last successful snapshot."},
+    {"SHUTDOWN", -1, kAdmin | kStale, 0, 0, 0, shutdown, "server", "[NOSAVE|SAVE]",
+     "Saves a snapshot (unless NOSAVE) and stops the server."},
+    {"TIME", 1, kFast, 0, 0, 0, time_command, "server", "", "Server time: seconds, microseconds."},
+    {"COMMAND", -1, kStale, 0, 0, 0, command, "server", "[COUNT | INFO name ... | LIST | DOCS]",
+     "Describes the command table."},
+  });
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,273 @@
+// Connection I/O loop and request dispatch; see connection.hpp.
+#include "server/connection.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <cstring>
+
+#include "server/server.hpp"
+
+namespace slipstream::server {
+namespace {
+
+constexpr std::size_t kInitialInput = 16 * 1024;
+constexpr std::size_t kDirectReadMin = 16 * 1024;      // bulks this large skip the input buffer
+constexpr std::size_t kMaxUnparsedWhileParked = 1 << 20;
+constexpr std::size_t kMaxPendingOutput = 4 << 20;     // pause processing behind a slow reader
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Redis 7's text for an unknown command: the name and the first arguments, quoted.
+std::string unknown_command_error(const std::vector<Buffer>& args) {
+  std::string text = "ERR unknown command '";
+  text.append(args[0].view().substr(0, 128));
+  text.append("', with args beginning with: ");
+  std::size_t quoted = 0;
+  for (std::size_t i = 1; i < args.size() && quoted < 128; ++i) {
+    std::string_view arg = args[i].view().substr(0, 128 - quoted);
+    text.push_back('\'');
+    text.append(arg);
+    text.append("' ");
+    quoted += arg.size() + 3;
+  }
+  return text;
+}
+
+}  // namespace
+
+Connection::Connection(Server& server, Socket socket, std::string peer, std::string local,
+                       bool is_unix)
+    : Session(server.next_client_id()),
+      server_(server),
+      socket_(std::move(socket)),
+      input_(kInitialInput),
+      peer_(std::move(peer)),
+      local_(std::move(local)),
+      is_unix_(is_unix),
+      created_(std::chrono::steady_clock::now()),
+      last_active_ms_(now_ms()) {
+  authenticated = server_.password().empty();
+  RequestLimits limits;
+  limits.max_bulk_len = server_.max_bulk_len();
+  parser_.set_limits(limits);
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  if (!is_unix_) {
+    asio::error_code ignored;
+    socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  }
+  read_more();
+}
+
+void Connection::set_name(std::string name) {
+  std::lock_guard lock(name_mutex_);
+  name_ = std::move(name);
+}
+
+std::string Connection::name() const {
+  std::lock_guard lock(name_mutex_);
+  return name_;
+}
+
+void Connection::set_protocol(int protocol) {
+  protocol_.store(protocol);
+  output_.set_protocol(protocol);
+}
+
+std::string Connection::describe() const {
+  auto now = std::chrono::steady_clock::now();
+  auto age = std::chrono::duration_cast<std::chrono::seconds>(now - created_).count();
+  auto idle = (now_ms() - last_active_ms_.load()) / 1000;
+  std::string cmd = lower(last_command_.load());
+  for (char& c : cmd) {
+    if (c == ' ') c = '|';
+  }
+  return "id=" + std::to_string(id()) + " addr=" + peer_ + " laddr=" + local_ +
+         " fd=-1 name=" + name() + " age=" + std::to_string(age) +
+         " idle=" + std::to_string(idle) + " flags=" + (is_unix_ ? "U" : "N") +
+         " db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0"
+         " rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" +
+         cmd + " user=default redir=-1 resp=" + std::to_string(protocol());
+}
+
+void Connection::read_more() {
+  if (reading_ || closed_ || close_after_write_) return;
+  if (parked_ && input_end_ - input_start_ > kMaxUnparsedWhileParked) return;
+  auto self = shared_from_this();
+  std::span<char> pending = parser_.pending_bulk();
+  if (input_start_ == input_end_ && pending.size() >= kDirectReadMin) {
+    // Read the payload straight into the argument's final buffer: no intermediate copy.
+    reading_ = true;
+    socket_.async_read_some(asio::buffer(pending.data(), pending.size()),
+                            [this, self](const asio::error_code& ec, std::size_t n) {
+                              reading_ = false;
+                              if (ec) return close();
+                              server_.stats().net_input_bytes.fetch_add(n, std::memory_order_relaxed);
+                              parser_.commit_pending(n);
+                              process();
+                            });
+    return;
+  }
+  if (input_start_ == input_end_) {
+    input_start_ = input_end_ = 0;
+    if (input_.size() > 4 * kInitialInput) input_.resize(kInitialInput), input_.shrink_to_fit();
+  } else if (input_start_ > 0 && input_.size() - input_end_ < 4096) {
+    std::memmove(input_.data(), input_.data() + input_start_, input_end_ - input_start_);
+    input_end_ -= input_start_;
+    input_start_ = 0;
+  }
+  if (input_.size() - input_end_ < 4096) input_.resize(input_.size() * 2);
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
+      [this, self](const asio::error_code& ec, std::size_t n) {
+        reading_ = false;
+        if (ec) return close();
+        server_.stats().net_input_bytes.fetch_add(n, std::memory_order_relaxed);
+        input_end_ += n;
+        process();
+      });
+}
+
+void Connection::process() {
+  if (closed_) return;
+  while (!parked_ && !close_after_write_) {
+    if (writing_ && output_.owned_bytes() > kMaxPendingOutput) break;  // resumes after the write
+    auto result = parser_.parse({input_.data() + input_start_, input_end_ - input_start_});
+    input_start_ += result.consumed;
+    if (result.status == RequestParser::Status::kNeedMore) break;
+    if (result.status == RequestParser::Status::kRequest) {
+      last_active_ms_.store(now_ms(), std::memory_order_relaxed);
+      execute(parser_.args());
+      parser_.args().clear();
+      continue;
+    }
+    server_.stats().protocol_errors.fetch_add(1, std::memory_order_relaxed);
+    output_.error(parser_.error());
+    if (result.status == RequestParser::Status::kFatal) {
+      spdlog::debug("client {} ({}): {}; closing", id(), peer_, parser_.error());
+      close_after_write_ = true;
+    }
+  }
+  flush();
+  read_more();
+}
+
+void Connection::execute(std::vector<Buffer>& args) {
+  Stats& stats = server_.stats();
+  stats.commands_processed.fetch_add(1, std::memory_order_relaxed);
+  const CommandSpec* spec = server_.commands().find(args[0].view());
+  if (spec == nullptr) {
+    output_.error(unknown_command_error(args));
+    stats.error_replies.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!authenticated && !(spec->flags & kNoAuth)) {
+    output_.error("NOAUTH Authentication required.");
+    return;
+  }
+  if (!arity_ok(spec->arity, args.size())) {
+    // Redis names core commands in lower case and module (AI.*) commands as the client sent them.
+    std::string shown = spec->name.starts_with("AI.") ? std::string(args[0].view())
+                                                      : lower(spec->name);
+    output_.error("ERR wrong number of arguments for '" + shown + "' command");
+    return;
+  }
+  if ((spec->flags & kDenyOom) && server_.keyspace().over_limit(0)) {
+    output_.error("OOM command not allowed when used memory > 'maxmemory'.");
+    return;
+  }
+  last_command_.store(spec->name.data(), std::memory_order_relaxed);
+  CommandContext context{server_, *this, args, output_};
+  Outcome outcome = Outcome::kDone;
+  try {
+    outcome = spec->handler(context);
+  } catch (const std::bad_alloc&) {
+    output_.error("OOM out of memory while executing '" + lower(spec->name) + "'");
+  } catch (const std::exception& e) {
+    spdlog::error("command {} failed: {}", spec->name, e.what());
+    output_.error(std::string("ERR internal error: ") + e.what());
+  }
+  if (outcome == Outcome::kParked) parked_ = true;
+  if (close_requested) close_after_write_ = true;
+}
+
+void Connection::flush() {
+  if (closed_ || writing_) return;
+  if (output_.empty()) {
+    if (close_after_write_) close();
+    return;
+  }
+  std::swap(output_, in_flight_);
+  output_.set_protocol(in_flight_.protocol());
+  std::vector<asio::const_buffer> buffers;
+  std::size_t total = 0;
+  for (const auto& piece : in_flight_.pieces()) {
+    buffers.emplace_back(piece.data, piece.size);
+    total += piece.size;
+  }
+  writing_ = true;
+  auto self = shared_from_this();
+  asio::async_write(socket_, buffers,
+                    [this, self, total](const asio::error_code& ec, std::size_t) {
+                      writing_ = false;
+                      in_flight_.clear();
+                      if (ec) return close();
+                      server_.stats().net_output_bytes.fetch_add(total, std::memory_order_relaxed);
+                      process();
+                    });
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (park_cancel_) {
+    auto cancel = std::move(park_cancel_);
+    park_cancel_ = nullptr;
+    cancel();
+  }
+  if (timer_) timer_->cancel();
+  asio::error_code ignored;
+  socket_.shutdown(asio::socket_base::shutdown_both, ignored);
+  socket_.close(ignored);
+  server_.unregister_client(id());
+}
+
+void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
+  auto self = shared_from_this();
+  asio::post(socket_.get_executor(), [this, self, write_reply = std::move(write_reply)] {
+    if (closed_ || !parked_) return;
+    parked_ = false;
+    park_cancel_ = nullptr;
+    if (timer_) timer_->cancel();
+    write_reply(output_);
+    process();
+  });
+}
+
+void Connection::arm_timer(std::chrono::milliseconds delay, std::function<void()> on_expiry) {
+  timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), delay);
+  timer_->async_wait([on_expiry = std::move(on_expiry)](const asio::error_code& ec) {
+    if (!ec) on_expiry();
+  });
+}
+
+void Connection::on_close_while_parked(std::function<void()> cancel) {
+  park_cancel_ = std::move(cancel);
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,128 @@
+// The slipstream server: owns the keyspace, the command table, blocking waits, statistics and
+// the network front end (Asio, kept out of this header so command files compile fast).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/command_table.hpp"
+#include "server/config.hpp"
+#include "server/keyspace.hpp"
+#include "server/waits.hpp"
+
+namespace slipstream::server {
+
+/// Counters for INFO stats. All relaxed atomics: figures, not synchronisation.
+struct Stats {
+  std::atomic<std::uint64_t> connections_received{0};
+  std::atomic<std::uint64_t> rejected_connections{0};
+  std::atomic<std::uint64_t> commands_processed{0};
+  std::atomic<std::uint64_t> keyspace_hits{0};
+  std::atomic<std::uint64_t> keyspace_misses{0};
+  std::atomic<std::uint64_t> net_input_bytes{0};
+  std::atomic<std::uint64_t> net_output_bytes{0};
+  std::atomic<std::uint64_t> protocol_errors{0};
+  std::atomic<std::uint64_t> error_replies{0};
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Loads the snapshot (if any), listens, and serves until shutdown. Returns the process exit
+  /// code. Throws std::runtime_error when start-up fails (corrupt snapshot, port in use, ...).
+  int run();
+  /// Thread-safe. Stops serving; with `save`, writes a snapshot first. Returns false (and does
+  /// not stop) if the requested save failed, with the reason in `error`.
+  bool request_shutdown(bool save, std::string* error = nullptr);
+
+  Keyspace& keyspace() noexcept { return keyspace_; }
+  WaitRegistry& waits() noexcept { return waits_; }
+  const CommandTable& commands() const noexcept { return commands_; }
+  Stats& stats() noexcept { return stats_; }
+
+  // ---- Settings (CONFIG GET/SET). Thread-safe.
+  std::string password() const;
+  void set_password(std::string password);
+  std::size_t max_bulk_len() const noexcept { return max_bulk_len_.load(); }
+  void set_max_bulk_len(std::size_t bytes) noexcept { max_bulk_len_.store(bytes); }
+  std::size_t max_clients() const noexcept { return max_clients_.load(); }
+  void set_max_clients(std::size_t n) noexcept { max_clients_.store(n); }
+  std::string dir() const;
+  void set_dir(std::string dir);
+  std::string log_level() const;
+  /// Returns false for an unknown level name.
+  bool set_log_level(const std::string& level);
+  const ServerOptions& options() const noexcept { return options_; }
+  unsigned io_threads() const noexcept { return io_threads_; }
+
+  // ---- Persistence.
+  /// Writes a snapshot to dir/db_filename. Returns false with `error` set on failure.
+  bool save(std::string* error);
+  std::time_t last_save_time() const noexcept { return last_save_time_.load(); }
+  bool last_save_ok() const noexcept { return last_save_ok_.load(); }
+  std::uint64_t changes_since_save() const noexcept { return dirty_.load(); }
+  void mark_dirty(std::uint64_t n = 1) noexcept { dirty_.fetch_add(n, std::memory_order_relaxed); }
+
+  // ---- Clients.
+  std::uint64_t next_client_id() noexcept { return next_client_id_.fetch_add(1); }
+  void register_client(const std::shared_ptr<Session>& session);
+  void unregister_client(std::uint64_t id);
+  std::size_t connected_clients() const;
+  std::size_t blocked_clients() const noexcept { return waits_.parked(); }
+  /// Every connected client's CLIENT LIST line.
+  std::vector<std::string> describe_clients() const;
+
+  std::chrono::steady_clock::time_point start_time() const noexcept { return start_time_; }
+  const std::string& run_id() const noexcept { return run_id_; }
+  /// The TCP port actually bound (differs from options().port when that was 0).
+  int bound_port() const noexcept { return bound_port_.load(); }
+
+ private:
+  struct Network;  // Asio acceptors, I/O threads; defined in server.cpp
+
+  ServerOptions options_;
+  Keyspace keyspace_;
+  WaitRegistry waits_;
+  CommandTable commands_;
+  Stats stats_;
+  unsigned io_threads_ = 1;
+
+  mutable std::mutex settings_mutex_;
+  std::string password_;   // guarded by settings_mutex_
+  std::string dir_;        // guarded by settings_mutex_
+  std::string log_level_;  // guarded by settings_mutex_
+  std::atomic<std::size_t> max_bulk_len_;
+  std::atomic<std::size_t> max_clients_;
+
+  std::mutex save_mutex_;  // one snapshot at a time
+  std::atomic<std::time_t> last_save_time_{0};
+  std::atomic<bool> last_save_ok_{true};
+  std::atomic<std::uint64_t> dirty_{0};
+
+  mutable std::mutex clients_mutex_;
+  std::map<std::uint64_t, std::weak_ptr<Session>> clients_;  // guarded by clients_mutex_
+  std::atomic<std::uint64_t> next_client_id_{1};
+
+  std::chrono::steady_clock::time_point start_time_;
+  std::string run_id_;
+  std::atomic<int> bound_port_{0};
+  std::unique_ptr<Network> network_;
+};
+
+/// The version this server reports in INFO and HELLO.
+inline constexpr const char* kSlipstreamVersion = "0.1.0";
+/// The Redis version clients are told they speak to (the command set this server follows).
+inline constexpr const char* kRedisCompatVersion = "7.0.0";
+
+}  // namespace slipstream::server

@@ -1,0 +1,51 @@
+// What a command handler may know and do about the connection that sent it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace slipstream::server {
+
+class ReplyBuffer;
+
+/// Per-connection state shared with command handlers. Implemented by the network connection;
+/// handlers run on the connection's own I/O thread, so plain members need no locking unless
+/// another connection reads them (CLIENT LIST reads through describe()).
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  std::uint64_t id() const noexcept { return id_; }
+  bool authenticated = false;
+  /// Set by QUIT: close the connection once pending replies are written.
+  bool close_requested = false;
+
+  virtual void set_name(std::string name) = 0;
+  virtual std::string name() const = 0;
+  /// One CLIENT LIST line (without the trailing newline). Safe from any thread.
+  virtual std::string describe() const = 0;
+  /// Switches the reply protocol (HELLO).
+  virtual void set_protocol(int protocol) = 0;
+  virtual int protocol() const = 0;
+
+  // ---- Parking: a handler that returns Outcome::kParked must arrange for resume() to be called.
+  /// Thread-safe. Appends the reply produced by `write_reply` and continues with the next
+  /// pipelined request. Ignored if the connection has closed.
+  virtual void resume(std::function<void(ReplyBuffer&)> write_reply) = 0;
+  /// Runs `on_expiry` on the connection's thread after `delay` unless resumed first.
+  virtual void arm_timer(std::chrono::milliseconds delay, std::function<void()> on_expiry) = 0;
+  /// Called if the connection closes while parked, so the wait can be withdrawn.
+  virtual void on_close_while_parked(std::function<void()> cancel) = 0;
+  virtual std::weak_ptr<Session> weak_session() = 0;
+
+ protected:
+  explicit Session(std::uint64_t id) : id_(id) {}
+
+ private:
+  std::uint64_t id_;
+};
+
+}  // namespace slipstream::server

@@ -1,0 +1,95 @@
+// Values held in the keyspace: strings, tensors, hashes and lists.
+//
+// A stored value is shared through std::shared_ptr and never changes while anyone else holds a
+// reference: the keyspace copies a hash or list before mutating it if a reader (a reply being
+// written, a snapshot) still holds it. So readers stream bytes out without holding a lock.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "slipstream/tensor.hpp"
+
+namespace slipstream::server {
+
+enum class ValueType : std::uint8_t { kString, kTensor, kHash, kList };
+
+/// The name TYPE replies with ("string", "hash", "list", and RedisAI's "AI_TENSOR").
+std::string_view value_type_name(ValueType type) noexcept;
+
+struct Tensor {
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;  // row-major, every dimension > 0
+  Buffer data;                      // exactly prod(shape) * dtype_size(dtype) bytes
+};
+
+/// A field -> value map that keeps insertion order (as Redis's small hashes do), so HGETALL
+/// replies in the same order as Redis for the hashes clients actually build (dataset metadata).
+class Hash {
+ public:
+  /// Sets a field; returns true when the field is new.
+  bool set(std::string_view field, std::string_view value);
+  /// Removes a field; returns true when it existed.
+  bool erase(std::string_view field);
+  const std::string* find(std::string_view field) const;
+  std::size_t size() const noexcept { return entries_.size(); }
+  const std::vector<std::pair<std::string, std::string>>& entries() const noexcept {
+    return entries_;
+  }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+  std::size_t bytes_ = 0;
+};
+
+class List {
+ public:
+  void push_back(std::string item);
+  void push_front(std::string item);
+  std::string pop_front();
+  std::string pop_back();
+  std::size_t size() const noexcept { return items_.size(); }
+  bool empty() const noexcept { return items_.empty(); }
+  const std::string& at(std::size_t index) const { return items_[index]; }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  std::deque<std::string> items_;
+  std::size_t bytes_ = 0;
+};
+
+class Value {
+ public:
+  explicit Value(Buffer string) : data_(std::move(string)) {}
+  explicit Value(Tensor tensor) : data_(std::move(tensor)) {}
+  explicit Value(Hash hash) : data_(std::move(hash)) {}
+  explicit Value(List list) : data_(std::move(list)) {}
+
+  ValueType type() const noexcept { return static_cast<ValueType>(data_.index()); }
+  const Buffer& string() const { return std::get<Buffer>(data_); }
+  const Tensor& tensor() const { return std::get<Tensor>(data_); }
+  const Hash& hash() const { return std::get<Hash>(data_); }
+  const List& list() const { return std::get<List>(data_); }
+  Hash& hash() { return std::get<Hash>(data_); }
+  List& list() { return std::get<List>(data_); }
+
+  /// Approximate bytes this value occupies, for INFO memory and --maxmemory.
+  std::size_t memory_usage() const noexcept;
+  /// A deep copy (used before mutating a value that readers still hold).
+  std::shared_ptr<Value> clone() const;
+
+ private:
+  std::variant<Buffer, Tensor, Hash, List> data_;
+};
+
+using ValuePtr = std::shared_ptr<const Value>;
+
+}  // namespace slipstream::server

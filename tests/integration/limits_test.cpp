@@ -1,0 +1,118 @@
+// Authentication, --maxmemory, --maxclients and password sources against real servers.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "support/raw_client.hpp"
+#include "support/server_process.hpp"
+
+namespace slipstream::testing {
+namespace {
+
+TEST(AuthTest, NothingButAuthHelloQuitBeforeAuthenticating) {
+  ServerProcess server({"--requirepass", "s3cret"});
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.call({"PING"}).str(), "-NOAUTH Authentication required.");
+  EXPECT_EQ(c.call({"SET", "k", "v"}).str(), "-NOAUTH Authentication required.");
+  EXPECT_EQ(c.call({"AI.TENSORSET", "t", "FLOAT", "1"}).str(), "-NOAUTH Authentication required.");
+  EXPECT_EQ(c.call({"AUTH", "wrong"}).str(),
+            "-WRONGPASS invalid username-password pair or user is disabled.");
+  EXPECT_TRUE(c.call({"HELLO", "2"}).is_error());
+  EXPECT_TRUE(c.call({"AUTH", "s3cret"}).is_ok());
+  EXPECT_EQ(c.call({"PING"}).str(), "+PONG");
+  EXPECT_EQ(c.call({"EXISTS", "k", "t"}).str(), ":0");  // nothing was stored before AUTH
+
+  RawClient d = RawClient::tcp(server.port());
+  RespReply hello = d.call({"HELLO", "2", "AUTH", "default", "s3cret"});
+  EXPECT_EQ(hello.kind, RespReply::Kind::kArray) << hello.str();
+  EXPECT_EQ(d.call({"PING"}).str(), "+PONG");
+  RawClient e = RawClient::tcp(server.port());
+  EXPECT_TRUE(e.call({"QUIT"}).is_ok());
+}
+
+TEST(AuthTest, PasswordFromFileAndEnvironment) {
+  char path[] = "/tmp/slipstream-pass-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << "from-file\n";
+  {
+    ServerProcess server({"--requirepass-file", path});
+    RawClient c = RawClient::tcp(server.port());
+    EXPECT_TRUE(c.call({"AUTH", "from-file"}).is_ok());
+  }
+  std::remove(path);
+  ::setenv("SLIPSTREAM_PASSWORD", "from-env", 1);
+  {
+    ServerProcess server;
+    RawClient c = RawClient::tcp(server.port());
+    EXPECT_EQ(c.call({"GET", "x"}).str(), "-NOAUTH Authentication required.");
+    EXPECT_TRUE(c.call({"AUTH", "default", "from-env"}).is_ok());
+  }
+  ::unsetenv("SLIPSTREAM_PASSWORD");
+}
+
+TEST(AuthTest, AuthWithoutConfiguredPasswordIsAnError) {
+  ServerProcess server;
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_TRUE(c.call({"AUTH", "x"}).is_error());
+  EXPECT_EQ(c.call({"PING"}).str(), "+PONG");
+}
+
+TEST(MemoryLimitTest, OverMaxmemoryIsOomAndNothingHalfStored) {
+  ServerProcess server({"--maxmemory", std::to_string(4 << 20)});
+  RawClient c = RawClient::tcp(server.port());
+  std::string mib(1 << 20, 'm');
+  ASSERT_TRUE(c.call({"AI.TENSORSET", "t0", "UINT8", std::to_string(mib.size()), "BLOB", mib})
+                  .is_ok());
+  int stored = 1;
+  RespReply last;
+  for (int i = 1; i < 10; ++i) {
+    last = c.call({"AI.TENSORSET", "t" + std::to_string(i), "UINT8", std::to_string(mib.size()),
+                   "BLOB", mib});
+    if (last.is_error()) break;
+    ++stored;
+  }
+  EXPECT_EQ(last.str(), "-OOM command not allowed when used memory > 'maxmemory'.");
+  EXPECT_LT(stored, 5);
+  EXPECT_EQ(c.call({"DBSIZE"}).integer, stored);  // the refused tensor is not there at all
+  EXPECT_EQ(c.call({"EXISTS", "t" + std::to_string(stored)}).str(), ":0");
+  // Reads and deletes still work, and free room for new writes.
+  EXPECT_EQ(c.call({"AI.TENSORGET", "t0", "BLOB"}).text.size(), mib.size());
+  EXPECT_EQ(c.call({"DEL", "t0", "t1"}).integer, 2);
+  EXPECT_TRUE(c.call({"SET", "small", "ok"}).is_ok());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "maxmemory", "0"}).is_ok());
+  EXPECT_TRUE(c.call({"AI.TENSORSET", "t9", "UINT8", std::to_string(mib.size()), "BLOB", mib})
+                  .is_ok());
+}
+
+TEST(ClientLimitTest, MaxclientsRefusesWithAnError) {
+  ServerProcess server({"--maxclients", "2"});
+  RawClient a = RawClient::tcp(server.port());
+  RawClient b = RawClient::tcp(server.port());
+  EXPECT_EQ(a.call({"PING"}).str(), "+PONG");
+  EXPECT_EQ(b.call({"PING"}).str(), "+PONG");
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.read_reply().str(), "-ERR max number of clients reached");
+  EXPECT_TRUE(c.closed_by_server());
+  a.close();
+  usleep(100000);
+  RawClient d = RawClient::tcp(server.port());
+  EXPECT_EQ(d.call({"PING"}).str(), "+PONG");
+}
+
+TEST(ConfigTest, GetSetSubset) {
+  ServerProcess server;
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "no-such-parameter"}).str(), "[]");
+  EXPECT_EQ(c.call({"CONFIG", "GET", "maxclients"}).str(), "[$maxclients, $10000]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "no-such-parameter", "1"}).is_error());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "maxmemory", "-5"}).is_error());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "maxmemory", "1000000"}).is_ok());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "maxmemory"}).str(), "[$maxmemory, $1000000]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "port", "1"}).is_error());  // read-only
+}
+
+}  // namespace
+}  // namespace slipstream::testing

@@ -1,0 +1,110 @@
+// SS.WAIT / SS.WAITLEN: blocking waits that park requests, not threads.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "support/raw_client.hpp"
+#include "support/server_process.hpp"
+
+namespace slipstream::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class WaitTest : public ::testing::Test {
+ protected:
+  // One I/O thread: if a wait held a thread, nothing else could be served.
+  static void SetUpTestSuite() { server_ = new ServerProcess({"--threads", "1"}); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  RawClient client() { return RawClient::tcp(server_->port()); }
+  static ServerProcess* server_;
+};
+ServerProcess* WaitTest::server_ = nullptr;
+
+TEST_F(WaitTest, ReturnsAtOnceWhenKeysExist) {
+  RawClient c = client();
+  ASSERT_TRUE(c.call({"SET", "w:a", "1"}).is_ok());
+  EXPECT_TRUE(c.call({"SS.WAIT", "w:a", "TIMEOUT", "1000"}).is_ok());
+}
+
+TEST_F(WaitTest, WakesWhenAnotherClientWritesTheLastKey) {
+  RawClient waiter = client();
+  RawClient writer = client();
+  waiter.send({"SS.WAIT", "w:x", "w:y", "TIMEOUT", "5000"});
+  auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(writer.call({"AI.TENSORSET", "w:x", "FLOAT", "1"}).is_ok());
+  // Still parked: only one key exists. The single I/O thread keeps serving others.
+  EXPECT_EQ(writer.call({"PING"}).str(), "+PONG");
+  ASSERT_TRUE(writer.call({"SET", "w:y", "1"}).is_ok());
+  EXPECT_TRUE(waiter.read_reply().is_ok());
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(WaitTest, TimesOutWithNil) {
+  RawClient c = client();
+  auto start = Clock::now();
+  EXPECT_EQ(c.call({"SS.WAIT", "w:never", "TIMEOUT", "200"}).str(), "(nil)");
+  auto elapsed = Clock::now() - start;
+  EXPECT_GE(elapsed, std::chrono::milliseconds(190));
+  EXPECT_LT(elapsed, std::chrono::seconds(2));
+  EXPECT_EQ(c.call({"PING"}).str(), "+PONG");  // the connection goes on
+}
+
+TEST_F(WaitTest, PipelinedCommandsAfterAWaitRunAfterIt) {
+  RawClient c = client();
+  RawClient writer = client();
+  c.send_raw(RawClient::encode({"SS.WAIT", "w:p", "TIMEOUT", "5000"}) +
+             RawClient::encode({"GET", "w:p"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(writer.call({"SET", "w:p", "value"}).is_ok());
+  EXPECT_TRUE(c.read_reply().is_ok());
+  EXPECT_EQ(c.read_reply().str(), "$value");
+}
+
+TEST_F(WaitTest, ManyParkedClientsAndDisconnects) {
+  std::vector<RawClient> waiters;
+  for (int i = 0; i < 64; ++i) {
+    waiters.push_back(client());
+    waiters.back().send({"SS.WAIT", "w:many", "TIMEOUT", "0"});
+  }
+  RawClient writer = client();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  RespReply info = writer.call({"INFO", "clients"});
+  EXPECT_NE(info.text.find("blocked_clients:64"), std::string::npos) << info.text;
+  for (int i = 0; i < 32; ++i) waiters[i].close();  // leave while parked
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  info = writer.call({"INFO", "clients"});
+  EXPECT_NE(info.text.find("blocked_clients:32"), std::string::npos) << info.text;
+  ASSERT_TRUE(writer.call({"SET", "w:many", "go"}).is_ok());
+  for (int i = 32; i < 64; ++i) EXPECT_TRUE(waiters[i].read_reply().is_ok());
+}
+
+TEST_F(WaitTest, WaitForListLength) {
+  RawClient c = client();
+  RawClient writer = client();
+  c.send({"SS.WAITLEN", "w:list", "3", "TIMEOUT", "5000"});
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(writer.call({"RPUSH", "w:list", "item"}).integer, i + 1);
+  }
+  EXPECT_EQ(c.read_reply().str(), ":3");
+  EXPECT_EQ(c.call({"SS.WAITLEN", "w:list", "2", "TIMEOUT", "10"}).str(), ":3");
+  EXPECT_EQ(c.call({"SS.WAITLEN", "w:list", "9", "TIMEOUT", "50"}).str(), "(nil)");
+  ASSERT_TRUE(writer.call({"SET", "w:str", "x"}).is_ok());
+  EXPECT_TRUE(c.call({"SS.WAITLEN", "w:str", "1", "TIMEOUT", "10"}).is_error());
+}
+
+TEST_F(WaitTest, MalformedWaits) {
+  RawClient c = client();
+  EXPECT_TRUE(c.call({"SS.WAIT", "k", "TIMEOUT", "-1"}).is_error());
+  EXPECT_TRUE(c.call({"SS.WAIT", "k", "LIMIT", "10"}).is_error());
+  EXPECT_TRUE(c.call({"SS.WAIT", "TIMEOUT", "10"}).is_error());
+}
+
+}  // namespace
+}  // namespace slipstream::testing

@@ -1,0 +1,144 @@
+// Test support: starts a real `slipstream server` process on a free loopback port (and a Unix
+// socket in a private temporary directory), waits until it answers, and stops it on destruction.
+#pragma once
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef SLIPSTREAM_BINARY
+#error "SLIPSTREAM_BINARY must name the slipstream executable"
+#endif
+
+namespace slipstream::testing {
+
+/// A port that was free a moment ago (bind to port 0, read it back, close).
+inline int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot bind a loopback port");
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class ServerProcess {
+ public:
+  /// Starts the server with `extra_args` appended to the defaults. The snapshot directory is a
+  /// fresh temporary directory unless `dir` is given (to test restarts over the same data).
+  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string dir = {}) {
+    char tmpl[] = "/tmp/slipstream-test-XXXXXX";
+    const char* made = ::mkdtemp(tmpl);
+    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
+    tmpdir_ = made;
+    dir_ = dir.empty() ? tmpdir_ : dir;
+    socket_path_ = tmpdir_ + "/slipstream.sock";
+    start(std::move(extra_args));
+  }
+  ~ServerProcess() {
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(tmpdir_, ec);
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  const std::string& unix_socket() const { return socket_path_; }
+  const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
+  std::string tcp_address() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+  std::string unix_address() const { return "unix://" + socket_path_; }
+
+  /// Sends SIGTERM and waits; returns the exit status (or -1 if already stopped).
+  int stop(int signal = SIGTERM) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signal);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+  /// Waits for the process to exit by itself (after SHUTDOWN), up to `timeout`.
+  bool wait_exit(std::chrono::milliseconds timeout, int* status_out = nullptr) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        if (status_out) *status_out = status;
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+ private:
+  void start(std::vector<std::string> extra_args) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = free_loopback_port();
+      std::vector<std::string> args = {SLIPSTREAM_BINARY, "server", "--port", std::to_string(port_),
+                                       "--unixsocket", socket_path_, "--dir", dir_,
+                                       "--loglevel", "warn"};
+      args.insert(args.end(), extra_args.begin(), extra_args.end());
+      pid_ = ::fork();
+      if (pid_ == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+      }
+      if (wait_ready()) return;
+      stop(SIGKILL);
+    }
+    throw std::runtime_error("slipstream server did not start");
+  }
+  bool wait_ready() {
+    for (int i = 0; i < 500; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(static_cast<uint16_t>(port_));
+      bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+      ::close(fd);
+      if (ok) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string tmpdir_, dir_, socket_path_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace slipstream::testing
