@@ -8,5 +8,7 @@ namespace slipstream::cli {
 
 /// Adds `slipstream server`; the returned function runs it (after parsing) and gives the exit code.
 std::function<int()> add_server_command(CLI::App& app);
+/// Adds `slipstream commands` (the command reference as Markdown).
+std::function<int()> add_commands_command(CLI::App& app);
 
 }  // namespace slipstream::cli

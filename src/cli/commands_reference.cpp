@@ -1,0 +1,56 @@
+// `slipstream commands`: prints the command reference generated from the server's command table
+// (the source of docs/commands.md, kept in sync by a test).
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "server/command_table.hpp"
+
+namespace slipstream::cli {
+namespace {
+
+std::string flags_text(std::uint32_t flags) {
+  std::string out;
+  for (auto name : server::CommandTable::flag_names(flags)) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string arity_text(int arity) {
+  return arity >= 0 ? std::to_string(arity) : "at least " + std::to_string(-arity);
+}
+
+void print_markdown(std::ostream& out) {
+  server::CommandTable table;
+  std::string_view group;
+  for (const auto& spec : table.all()) {
+    if (spec.group != group) {
+      group = spec.group;
+      out << "\n### " << group << "\n\n";
+      out << "| command | arguments | arity | flags | reply and behaviour |\n";
+      out << "|---|---|---|---|---|\n";
+    }
+    std::string syntax(spec.syntax);
+    for (char& c : syntax) {
+      if (c == '|') c = '/';
+    }
+    out << "| `" << spec.name << "` | `" << (syntax.empty() ? "-" : syntax) << "` | "
+        << arity_text(spec.arity) << " | " << flags_text(spec.flags) << " | " << spec.summary
+        << " |\n";
+  }
+}
+
+}  // namespace
+
+std::function<int()> add_commands_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "commands", "Print the server's command reference (Markdown), from its command table");
+  (void)cmd;
+  return [] {
+    print_markdown(std::cout);
+    return 0;
+  };
+}
+
+}  // namespace slipstream::cli
