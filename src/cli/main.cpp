@@ -1,11 +1,13 @@
 // Entry point of the `slipstream` command: dispatches to its subcommands.
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a peer that goes away is an I/O error, not a fatal signal
   CLI::App app{"slipstream: in-memory coupling of HPC simulations and machine learning"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "slipstream 0.1.0");

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs a command against a fresh slipstream server: starts `SLIPSTREAM server` on a free loopback
+# port with a Unix socket in a private temporary directory, exports SLIPSTREAM_ADDRESS (the Unix
+# socket, or TCP with WITH_SERVER_TCP=1), runs the command, stops the server, returns the
+# command's exit status.
+# Usage: with_server.sh /path/to/slipstream command [args...]
+set -euo pipefail
+bin=$1
+shift
+dir=$(mktemp -d /tmp/slipstream-run-XXXXXX)
+pid=""
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid"; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+for _ in 1 2 3 4 5; do
+  port=$((20000 + RANDOM % 30000))
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+  "$bin" server --port "$port" --unixsocket "$dir/s.sock" --dir "$dir" --loglevel warn &
+  pid=$!
+  for _ in $(seq 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break 2; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill "$pid" 2>/dev/null || true
+  pid=""
+done
+[ -n "$pid" ] || { echo "with_server.sh: could not start $bin" >&2; exit 1; }
+if [ "${WITH_SERVER_TCP:-0}" = 1 ]; then
+  export SLIPSTREAM_ADDRESS="tcp://127.0.0.1:$port"
+else
+  export SLIPSTREAM_ADDRESS="unix://$dir/s.sock"
+fi
+"$@"
