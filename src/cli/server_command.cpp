@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "ml/backend.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::cli {
@@ -53,6 +54,16 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dbfilename", options->db_filename, "Snapshot file name")
       ->capture_default_str();
+  cmd->add_option("--executor-threads", options->executor_threads,
+                  "Threads that run models and scripts (separate from I/O threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--intra-op-threads", options->intra_op_threads,
+                  "Threads inside one model run (0: libtorch's default)")
+      ->capture_default_str();
+  cmd->add_option("--inter-op-threads", options->inter_op_threads,
+                  "libtorch inter-op thread pool (0: libtorch's default)")
+      ->capture_default_str();
   cmd->add_option("--loglevel", options->log_level, "trace, debug, info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -70,6 +81,9 @@ std::function<int()> add_server_command(CLI::App& app) {
                    options->bind);
     }
     server::Server server(*options);
+    server.set_backend(ml::make_torch_backend(
+        {.intra_op_threads = options->intra_op_threads,
+         .inter_op_threads = options->inter_op_threads}));
     return server.run();
   };
 }

@@ -8,8 +8,12 @@ namespace slipstream {
 namespace {
 
 // Parses a decimal integer that fills the whole of `text` (optional leading '-').
+// Leading zeros are refused (as Redis does), so a valid length is at most 20 characters and its
+// validity never depends on how the header line was split across reads.
 bool parse_length(std::string_view text, long long& out) {
   if (text.empty()) return false;
+  std::string_view digits = text[0] == '-' ? text.substr(1) : text;
+  if (digits.size() > 1 && digits[0] == '0') return false;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size();
 }
@@ -154,6 +158,9 @@ RequestParser::Result RequestParser::parse(std::string_view input) {
           return {Status::kNeedMore, pos};
         }
         std::size_t line_len = static_cast<std::size_t>(cr - rest.data());
+        if (line_len > limits_.max_inline_len) {  // same verdict however the line was split
+          return fatal("ERR Protocol error: too big mbulk count string", pos + line_len);
+        }
         if (line_len + 1 >= rest.size()) return {Status::kNeedMore, pos};  // wait for '\n'
         if (rest[line_len + 1] != '\n') {
           return fatal("ERR Protocol error: expected '\\n' after '\\r'", pos + line_len + 2);

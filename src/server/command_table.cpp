@@ -23,6 +23,8 @@ CommandTable::CommandTable() {
   add_hash_commands(specs_);
   add_list_commands(specs_);
   add_tensor_commands(specs_);
+  add_model_commands(specs_);
+  add_script_commands(specs_);
   add_native_commands(specs_);
   for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
 }

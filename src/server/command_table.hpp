@@ -83,5 +83,7 @@ void add_hash_commands(std::vector<CommandSpec>& out);
 void add_list_commands(std::vector<CommandSpec>& out);
 void add_tensor_commands(std::vector<CommandSpec>& out);
 void add_native_commands(std::vector<CommandSpec>& out);
+void add_model_commands(std::vector<CommandSpec>& out);
+void add_script_commands(std::vector<CommandSpec>& out);
 
 }  // namespace slipstream::server

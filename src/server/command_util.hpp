@@ -4,7 +4,9 @@
 
 #include <strings.h>
 
+#include <cctype>
 #include <charconv>
+#include <string>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -20,6 +22,24 @@ inline constexpr std::string_view kOomError =
 
 inline bool equals_nocase(std::string_view a, std::string_view b) noexcept {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+/// Redis's error for a known subcommand with the wrong number of arguments ('config|get').
+inline std::string subcommand_arity_error(std::string_view command, std::string_view sub) {
+  std::string text = "ERR wrong number of arguments for '";
+  text.append(command);
+  text.push_back('|');
+  for (char c : sub) text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return text + "' command";
+}
+
+/// Redis's error for an unknown subcommand ("ERR unknown subcommand 'X'. Try CONFIG HELP.").
+inline std::string unknown_subcommand_error(std::string_view sub, std::string_view command) {
+  std::string text = "ERR unknown subcommand '";
+  text.append(sub.substr(0, 128));
+  text.append("'. Try ");
+  text.append(command);
+  return text + " HELP.";
 }
 
 /// Parses a whole string as a signed 64-bit integer (no spaces, no '+').

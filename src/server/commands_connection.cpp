@@ -34,15 +34,24 @@ bool password_matches(std::string_view expected, std::string_view given) {
 }
 
 // Returns true when authenticated; otherwise writes the error reply.
-bool try_auth(CommandContext& c, std::string_view user, std::string_view password) {
+bool try_auth(CommandContext& c, std::string_view user, std::string_view password,
+              bool user_given) {
   std::string expected = c.server.password();
+  if (user != "default") {
+    c.reply.error("WRONGPASS invalid username-password pair or user is disabled.");
+    return false;
+  }
   if (expected.empty()) {
+    if (user_given) {  // the default user has no password: any password is accepted, as in Redis
+      c.session.authenticated = true;
+      return true;
+    }
     c.reply.error(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
     return false;
   }
-  if (user != "default" || !password_matches(expected, password)) {
+  if (!password_matches(expected, password)) {
     c.reply.error("WRONGPASS invalid username-password pair or user is disabled.");
     return false;
   }
@@ -56,7 +65,7 @@ Outcome auth(CommandContext& c) {
     return Outcome::kDone;
   }
   std::string_view user = c.argc() == 3 ? c.arg(1) : "default";
-  if (try_auth(c, user, c.arg(c.argc() - 1))) c.reply.simple("OK");
+  if (try_auth(c, user, c.arg(c.argc() - 1), c.argc() == 3)) c.reply.simple("OK");
   return Outcome::kDone;
 }
 
@@ -80,7 +89,7 @@ Outcome hello(CommandContext& c) {
   bool set_name = false;
   for (; i < c.argc(); ++i) {
     if (equals_nocase(c.arg(i), "AUTH") && i + 2 < c.argc()) {
-      if (!try_auth(c, c.arg(i + 1), c.arg(i + 2))) return Outcome::kDone;
+      if (!try_auth(c, c.arg(i + 1), c.arg(i + 2), true)) return Outcome::kDone;
       i += 2;
     } else if (equals_nocase(c.arg(i), "SETNAME") && i + 1 < c.argc()) {
       new_name = std::string(c.arg(++i));
@@ -138,7 +147,26 @@ Outcome quit(CommandContext& c) {
 
 Outcome client(CommandContext& c) {
   std::string_view sub = c.arg(1);
-  if (equals_nocase(sub, "SETNAME") && c.argc() == 3) {
+  // Each subcommand with its exact argument count (name and subcommand included).
+  struct Sub {
+    std::string_view name;
+    std::size_t argc;
+  };
+  static constexpr Sub kSubs[] = {{"SETNAME", 3}, {"GETNAME", 2}, {"ID", 2},  {"INFO", 2},
+                                  {"LIST", 2},    {"SETINFO", 4}, {"HELP", 2}};
+  const Sub* found = nullptr;
+  for (const Sub& s : kSubs) {
+    if (equals_nocase(sub, s.name)) found = &s;
+  }
+  if (found == nullptr) {
+    c.reply.error(unknown_subcommand_error(sub, "CLIENT"));
+    return Outcome::kDone;
+  }
+  if (c.argc() != found->argc) {
+    c.reply.error(subcommand_arity_error("client", found->name));
+    return Outcome::kDone;
+  }
+  if (found->name == "SETNAME") {
     for (char ch : c.arg(2)) {
       if (ch < '!' || ch > '~') {
         c.reply.error("ERR Client names cannot contain spaces, newlines or special characters.");
@@ -147,31 +175,28 @@ Outcome client(CommandContext& c) {
     }
     c.session.set_name(std::string(c.arg(2)));
     c.reply.simple("OK");
-  } else if (equals_nocase(sub, "GETNAME") && c.argc() == 2) {
+  } else if (found->name == "GETNAME") {
     std::string name = c.session.name();
     if (name.empty()) {
       c.reply.null();
     } else {
       c.reply.bulk(name);
     }
-  } else if (equals_nocase(sub, "ID") && c.argc() == 2) {
+  } else if (found->name == "ID") {
     c.reply.integer(static_cast<std::int64_t>(c.session.id()));
-  } else if (equals_nocase(sub, "INFO") && c.argc() == 2) {
+  } else if (found->name == "INFO") {
     c.reply.verbatim(c.session.describe() + "\n");
-  } else if (equals_nocase(sub, "LIST") && c.argc() == 2) {
+  } else if (found->name == "LIST") {
     std::string text;
     for (const auto& line : c.server.describe_clients()) text += line + "\n";
     c.reply.verbatim(text);
-  } else if (equals_nocase(sub, "SETINFO") && c.argc() == 4) {
+  } else if (found->name == "SETINFO") {
     c.reply.simple("OK");  // library name/version: accepted for redis-py/hiredis >= 7.2
-  } else if (equals_nocase(sub, "HELP")) {
+  } else {
     const char* lines[] = {"CLIENT <subcommand> [<arg> ...]. Subcommands are:",
                            "SETNAME <name>", "GETNAME", "ID", "INFO", "LIST", "HELP"};
     c.reply.array(std::size(lines));
     for (const char* line : lines) c.reply.simple(line);
-  } else {
-    c.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
-                  std::string(sub.substr(0, 128)) + "'. Try CLIENT HELP.");
   }
   return Outcome::kDone;
 }

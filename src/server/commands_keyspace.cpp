@@ -87,7 +87,8 @@ Outcome keys(CommandContext& c) {
 }
 
 std::optional<ValueType> parse_type_name(std::string_view name) {
-  for (auto type : {ValueType::kString, ValueType::kTensor, ValueType::kHash, ValueType::kList}) {
+  for (auto type : {ValueType::kString, ValueType::kTensor, ValueType::kHash, ValueType::kList,
+                    ValueType::kModel, ValueType::kScript}) {
     if (equals_nocase(name, value_type_name(type))) return type;
   }
   return std::nullopt;

@@ -104,6 +104,11 @@ Outcome lindex(CommandContext& c) {
 }
 
 Outcome pop(CommandContext& c, bool front) {
+  if (c.argc() > 3) {
+    c.reply.error(std::string("ERR wrong number of arguments for '") + (front ? "lpop" : "rpop") +
+                  "' command");
+    return Outcome::kDone;
+  }
   std::optional<std::int64_t> count;
   if (c.argc() == 3) {
     count = parse_int(c.arg(2));
@@ -111,9 +116,6 @@ Outcome pop(CommandContext& c, bool front) {
       c.reply.error("ERR value is out of range, must be positive");
       return Outcome::kDone;
     }
-  } else if (c.argc() > 3) {
-    c.reply.error(kSyntaxError);
-    return Outcome::kDone;
   }
   std::vector<std::string> popped;
   bool wrong_type = false, missing = false;

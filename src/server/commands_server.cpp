@@ -219,7 +219,18 @@ const std::vector<ConfigParam>& config_params() {
 
 Outcome config(CommandContext& c) {
   std::string_view sub = c.arg(1);
-  if (equals_nocase(sub, "GET") && c.argc() >= 3) {
+  const bool get = equals_nocase(sub, "GET"), set = equals_nocase(sub, "SET");
+  const bool resetstat = equals_nocase(sub, "RESETSTAT");
+  if (!get && !set && !resetstat) {
+    c.reply.error(unknown_subcommand_error(sub, "CONFIG"));
+    return Outcome::kDone;
+  }
+  if ((get && c.argc() < 3) || (set && (c.argc() < 4 || c.argc() % 2 != 0)) ||
+      (resetstat && c.argc() != 2)) {
+    c.reply.error(subcommand_arity_error("config", sub));
+    return Outcome::kDone;
+  }
+  if (get) {
     std::vector<std::pair<std::string_view, std::string>> found;
     for (const auto& param : config_params()) {
       for (std::size_t i = 2; i < c.argc(); ++i) {
@@ -234,7 +245,7 @@ Outcome config(CommandContext& c) {
       c.reply.bulk(name);
       c.reply.bulk(value);
     }
-  } else if (equals_nocase(sub, "SET") && c.argc() >= 4 && c.argc() % 2 == 0) {
+  } else if (set) {
     // Validate every pair before applying any, so a bad pair changes nothing.
     std::vector<const ConfigParam*> targets;
     for (std::size_t i = 2; i < c.argc(); i += 2) {
@@ -258,7 +269,7 @@ Outcome config(CommandContext& c) {
       }
     }
     c.reply.simple("OK");
-  } else if (equals_nocase(sub, "RESETSTAT") && c.argc() == 2) {
+  } else {
     Stats& st = c.server.stats();
     for (auto* counter : {&st.commands_processed, &st.keyspace_hits, &st.keyspace_misses,
                           &st.net_input_bytes, &st.net_output_bytes, &st.rejected_connections,
@@ -266,9 +277,6 @@ Outcome config(CommandContext& c) {
       counter->store(0);
     }
     c.reply.simple("OK");
-  } else {
-    c.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
-                  std::string(sub.substr(0, 128)) + "'. Try CONFIG HELP.");
   }
   return Outcome::kDone;
 }
@@ -335,7 +343,9 @@ void reply_command_entry(ReplyBuffer& reply, const CommandSpec& spec) {
   reply.integer(spec.last_key);
   reply.integer(spec.key_step);
   reply.set(1);
-  reply.simple("@" + std::string(spec.group));
+  std::string category = "@";
+  category.append(spec.group);
+  reply.simple(category);
   reply.set(0);    // tips
   reply.array(0);  // key specs
   reply.array(0);  // subcommands

@@ -22,6 +22,9 @@ struct ServerOptions {
   std::string dir = ".";              ///< where snapshots are written and loaded
   std::string db_filename = "dump.slip";
   std::string log_level = "info";
+  unsigned executor_threads = 2;      ///< threads running models and scripts (not I/O)
+  int intra_op_threads = 0;           ///< threads inside one model run (0: backend default)
+  int inter_op_threads = 0;           ///< backend inter-op pool (0: backend default)
 };
 
 }  // namespace slipstream::server

@@ -9,7 +9,13 @@ namespace slipstream::server {
 
 Value& MutableSlot::mutate() {
   // The map holds one reference; any other holder is a reader that must keep its old version.
-  if (slot_.use_count() > 1) slot_ = slot_->clone();
+  // use_count() is a relaxed load: the fence orders a reader's last reads (before it dropped its
+  // reference) before our writes.
+  if (slot_.use_count() > 1) {
+    slot_ = slot_->clone();
+  } else {
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
   return *slot_;
 }
 
@@ -139,7 +145,7 @@ Keyspace::MoveResult Keyspace::rename(std::string_view from, std::string_view to
     lock_pair(src_shard, dst_shard, la, lb);
     auto it = src_shard.map.find(src);
     if (it == src_shard.map.end()) return MoveResult::kNoSuchKey;
-    if (from == to) return MoveResult::kOk;
+    if (from == to) return replace ? MoveResult::kOk : MoveResult::kTargetExists;
     if (!replace && dst_shard.map.find(dst) != dst_shard.map.end()) {
       return MoveResult::kTargetExists;
     }

@@ -55,6 +55,7 @@ Server::Server(ServerOptions options)
       run_id_(random_run_id()) {
   io_threads_ = options_.threads != 0 ? options_.threads
                                       : std::max(1u, std::thread::hardware_concurrency());
+  executor_ = std::make_unique<ml::Executor>(options_.executor_threads);
   keyspace_.set_max_memory(options_.max_memory);
   keyspace_.set_write_listener([this](std::string_view key) { waits_.notify(key); });
 }
@@ -157,6 +158,43 @@ bool Server::request_shutdown(bool save_first, std::string* error) {
   return true;
 }
 
+void Server::compile_loaded_models() {
+  std::vector<std::pair<std::string, ValuePtr>> pending;
+  keyspace_.for_each([&](const std::string& key, const ValuePtr& value) {
+    if (value->type() == ValueType::kModel || value->type() == ValueType::kScript) {
+      pending.emplace_back(key, value);
+    }
+  });
+  std::size_t done = 0;
+  for (const auto& [key, value] : pending) {
+    std::string error = backend_ ? "" : "no ML backend in this server";
+    auto device = ml::parse_device(value->type() == ValueType::kModel ? value->model().device
+                                                                     : value->script().device);
+    if (backend_ && !device) error = "invalid device";
+    if (backend_ && device) {
+      ml::Status usable = backend_->check_device(*device);
+      if (!usable.ok) error = usable.message;
+    }
+    std::shared_ptr<Value> restored = value->clone();
+    if (restored->type() == ValueType::kModel) {
+      ModelEntry& model = restored->model();
+      if (error.empty()) model.runtime = backend_->load_model(model.blob.view(), *device, &error);
+      model.load_error = error;
+    } else {
+      ScriptEntry& script = restored->script();
+      if (error.empty()) script.runtime = backend_->load_script(script.source, *device, &error);
+      script.load_error = error;
+    }
+    if (!error.empty()) {
+      spdlog::warn("'{}' restored from the snapshot but cannot run: {}", key, error);
+    }
+    keyspace_.set(key, std::move(restored));
+    if (++done % 16 == 0 || done == pending.size()) {
+      spdlog::info("compiled {}/{} models and scripts from the snapshot", done, pending.size());
+    }
+  }
+}
+
 int Server::run() {
   // 1. Data first: refuse to serve from a corrupt snapshot rather than silently start empty.
   std::filesystem::path snapshot = std::filesystem::path(dir()) / options_.db_filename;
@@ -168,6 +206,7 @@ int Server::run() {
                   .count();
     spdlog::info("loaded snapshot {}: {} keys in {} ms", snapshot.string(), stats.keys, ms);
     last_save_time_.store(std::time(nullptr));
+    compile_loaded_models();
   }
 
   // 2. Listeners.

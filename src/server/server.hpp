@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ml/backend.hpp"
+#include "ml/executor.hpp"
 #include "server/command_table.hpp"
 #include "server/config.hpp"
 #include "server/keyspace.hpp"
@@ -45,6 +47,15 @@ class Server {
   /// Thread-safe. Stops serving; with `save`, writes a snapshot first. Returns false (and does
   /// not stop) if the requested save failed, with the reason in `error`.
   bool request_shutdown(bool save, std::string* error = nullptr);
+
+  /// Installs the ML backend (before run()); without one, model and script commands fail with
+  /// a clear error.
+  void set_backend(std::shared_ptr<ml::Backend> backend) { backend_ = std::move(backend); }
+  ml::Backend* backend() const noexcept { return backend_.get(); }
+  ml::Executor& executor() noexcept { return *executor_; }
+  /// AI.CONFIG MODEL_CHUNK_SIZE: AI.MODELGET splits larger blobs into chunks of this size.
+  std::size_t model_chunk_size() const noexcept { return model_chunk_size_.load(); }
+  void set_model_chunk_size(std::size_t bytes) noexcept { model_chunk_size_.store(bytes); }
 
   Keyspace& keyspace() noexcept { return keyspace_; }
   WaitRegistry& waits() noexcept { return waits_; }
@@ -92,6 +103,9 @@ class Server {
   struct Network;  // Asio acceptors, I/O threads; defined in server.cpp
 
   ServerOptions options_;
+  // Restores the runtimes of models and scripts loaded from a snapshot.
+  void compile_loaded_models();
+
   Keyspace keyspace_;
   WaitRegistry waits_;
   CommandTable commands_;
@@ -118,6 +132,9 @@ class Server {
   std::string run_id_;
   std::atomic<int> bound_port_{0};
   std::unique_ptr<Network> network_;
+  std::shared_ptr<ml::Backend> backend_;
+  std::unique_ptr<ml::Executor> executor_;
+  std::atomic<std::size_t> model_chunk_size_{511u << 20};  // RedisAI's default
 };
 
 /// The version this server reports in INFO and HELLO.

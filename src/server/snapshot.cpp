@@ -42,6 +42,8 @@ constexpr std::uint8_t kTagString = 0;
 constexpr std::uint8_t kTagTensor = 1;
 constexpr std::uint8_t kTagHash = 2;
 constexpr std::uint8_t kTagList = 3;
+constexpr std::uint8_t kTagModel = 4;
+constexpr std::uint8_t kTagScript = 5;
 
 // The smallest encodings, used to reject absurd counts before looping or reserving on them.
 constexpr std::uint64_t kMinEntrySize = 1 + 8 + 8;  // tag, empty key, empty string
@@ -209,6 +211,11 @@ class SnapshotWriter {
   std::uint64_t crc_ = 0;
 };
 
+void write_names(SnapshotWriter& out, const std::vector<std::string>& names) {
+  out.u64(names.size());
+  for (const auto& name : names) out.blob(name);
+}
+
 void write_entry(SnapshotWriter& out, std::string_view key, const Value& value) {
   switch (value.type()) {
     case ValueType::kString:
@@ -241,6 +248,33 @@ void write_entry(SnapshotWriter& out, std::string_view key, const Value& value) 
       out.blob(key);
       out.u64(list.size());
       for (std::size_t i = 0; i < list.size(); ++i) out.blob(list.at(i));
+      return;
+    }
+    case ValueType::kModel: {
+      const ModelEntry& model = value.model();
+      out.u8(kTagModel);
+      out.blob(key);
+      out.blob(model.backend);
+      out.blob(model.device);
+      out.blob(model.tag);
+      out.u64(model.batching.batch_size);
+      out.u64(model.batching.min_batch_size);
+      out.u64(static_cast<std::uint64_t>(model.batching.min_batch_timeout.count()));
+      write_names(out, model.inputs);
+      write_names(out, model.outputs);
+      out.u64(model.version);
+      out.blob(model.blob.view());
+      return;
+    }
+    case ValueType::kScript: {
+      const ScriptEntry& script = value.script();
+      out.u8(kTagScript);
+      out.blob(key);
+      out.blob(script.device);
+      out.blob(script.tag);
+      write_names(out, script.entry_points);
+      out.u64(script.version);
+      out.blob(script.source);
       return;
     }
   }
@@ -474,6 +508,51 @@ std::shared_ptr<Value> read_list(FileReader& in, bool materialize) {
   return materialize ? std::make_shared<Value>(std::move(list)) : nullptr;
 }
 
+std::vector<std::string> read_names(FileReader& in, bool materialize) {
+  const std::uint64_t count = in.u64();
+  in.require_items(count, kMinListItemSize);
+  std::vector<std::string> names(materialize ? count : 0);
+  for (std::uint64_t i = 0; i < count; ++i) read_blob(in, materialize ? &names[i] : nullptr);
+  return names;
+}
+
+// Models and scripts come back without a runtime: the server compiles them after loading (the
+// snapshot code knows no ML backend).
+std::shared_ptr<Value> read_model(FileReader& in, bool materialize) {
+  ModelEntry model;
+  read_blob(in, materialize ? &model.backend : nullptr);
+  read_blob(in, materialize ? &model.device : nullptr);
+  read_blob(in, materialize ? &model.tag : nullptr);
+  model.batching.batch_size = in.u64();
+  model.batching.min_batch_size = in.u64();
+  model.batching.min_batch_timeout = std::chrono::milliseconds(in.u64());
+  model.inputs = read_names(in, materialize);
+  model.outputs = read_names(in, materialize);
+  model.version = in.u64();
+  const std::uint64_t size = in.u64();
+  in.require(size);
+  if (!materialize) {
+    in.skip(size);
+    return nullptr;
+  }
+  model.blob = Buffer::uninitialized(size);
+  in.read(model.blob.data(), size);
+  model.load_error = "not loaded yet";
+  return std::make_shared<Value>(std::move(model));
+}
+
+std::shared_ptr<Value> read_script(FileReader& in, bool materialize) {
+  ScriptEntry script;
+  read_blob(in, materialize ? &script.device : nullptr);
+  read_blob(in, materialize ? &script.tag : nullptr);
+  script.entry_points = read_names(in, materialize);
+  script.version = in.u64();
+  read_blob(in, materialize ? &script.source : nullptr);
+  if (!materialize) return nullptr;
+  script.load_error = "not loaded yet";
+  return std::make_shared<Value>(std::move(script));
+}
+
 // Reads the entries that follow the header's magic and version. With `materialize` false, only
 // walks the structure (no allocation): used to tell a truncated file from a corrupt one.
 std::vector<LoadedEntry> read_entries(FileReader& in, bool materialize) {
@@ -499,6 +578,12 @@ std::vector<LoadedEntry> read_entries(FileReader& in, bool materialize) {
           break;
         case kTagList:
           entry.value = read_list(in, materialize);
+          break;
+        case kTagModel:
+          entry.value = read_model(in, materialize);
+          break;
+        case kTagScript:
+          entry.value = read_script(in, materialize);
           break;
         default:
           throw FormatError("unknown value type tag " + std::to_string(tag));

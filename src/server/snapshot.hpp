@@ -10,6 +10,12 @@
 //                            (data is row-major, exactly prod(dims) * dtype_size(dtype) bytes)
 //              tag 2 hash:   u64 field count | (blob field, blob value) per field, insertion order
 //              tag 3 list:   u64 item count | blob item per item, head first
+//              tag 4 model:  blob backend | blob device | blob tag | u64 batch size |
+//                            u64 min batch size | u64 min batch timeout (ms) | names inputs |
+//                            names outputs | u64 version | blob serialized model
+//              tag 5 script: blob device | blob tag | names entry points | u64 version |
+//                            blob source
+//              (names: u64 count | blob name per name)
 //   trailer  u64 CRC-64/Jones (Redis's RDB checksum, see common/crc64.hpp) of every byte before it
 //
 // A change to this layout must bump kSnapshotFormatVersion: older servers then refuse the file by
@@ -48,6 +54,8 @@ class SnapshotError : public std::runtime_error {
 /// new snapshot is in place but its durability is unknown).
 SnapshotStats save_snapshot(const Keyspace& keyspace, const std::filesystem::path& path);
 
+/// Models and scripts are loaded without a runtime (load_error "not loaded yet"): the caller
+/// compiles them with its backend.
 /// Loads the snapshot at `path` into `keyspace` (normally empty; existing keys with the same
 /// names are replaced). Checks the magic, the format version and the CRC-64 over the whole file,
 /// then parses and validates every entry (type tags, dtypes, tensor sizes) before inserting

@@ -12,6 +12,8 @@ std::string_view value_type_name(ValueType type) noexcept {
     case ValueType::kTensor: return "AI_TENSOR";
     case ValueType::kHash: return "hash";
     case ValueType::kList: return "list";
+    case ValueType::kModel: return "AI__MODEL";
+    case ValueType::kScript: return "AI_SCRIPT";
   }
   return "none";
 }
@@ -78,6 +80,8 @@ std::size_t Value::memory_usage() const noexcept {
       return tensor().data.size() + tensor().shape.size() * 8 + kEntryOverhead;
     case ValueType::kHash: return hash().bytes() + kEntryOverhead;
     case ValueType::kList: return list().bytes() + kEntryOverhead;
+    case ValueType::kModel: return model().blob.size() + kEntryOverhead;
+    case ValueType::kScript: return script().source.size() + kEntryOverhead;
   }
   return 0;
 }
@@ -91,6 +95,13 @@ std::shared_ptr<Value> Value::clone() const {
     }
     case ValueType::kHash: return std::make_shared<Value>(Hash(hash()));
     case ValueType::kList: return std::make_shared<Value>(List(list()));
+    case ValueType::kModel: {
+      const ModelEntry& m = model();
+      return std::make_shared<Value>(ModelEntry{m.backend, m.device, m.tag, m.batching, m.inputs,
+                                                m.outputs, m.blob.clone(), m.version, m.runtime,
+                                                m.load_error, m.stats});
+    }
+    case ValueType::kScript: return std::make_shared<Value>(ScriptEntry(script()));
   }
   return nullptr;
 }

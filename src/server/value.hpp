@@ -15,13 +15,16 @@
 #include <vector>
 
 #include "common/buffer.hpp"
+#include "ml/backend.hpp"
+#include "ml/executor.hpp"
 #include "slipstream/tensor.hpp"
 
 namespace slipstream::server {
 
-enum class ValueType : std::uint8_t { kString, kTensor, kHash, kList };
+enum class ValueType : std::uint8_t { kString, kTensor, kHash, kList, kModel, kScript };
 
-/// The name TYPE replies with ("string", "hash", "list", and RedisAI's "AI_TENSOR").
+/// The name TYPE replies with ("string", "hash", "list", and RedisAI's "AI_TENSOR", "AI__MODEL",
+/// "AI_SCRIPT").
 std::string_view value_type_name(ValueType type) noexcept;
 
 struct Tensor {
@@ -66,18 +69,51 @@ class List {
   std::size_t bytes_ = 0;
 };
 
+/// A stored model (AI.MODELSTORE). Immutable once stored; a new store makes a new entry with the
+/// next version, while executions already running keep the runtime they started with.
+struct ModelEntry {
+  std::string backend = "TORCH";
+  std::string device;  ///< as the client gave it ("CPU", "GPU:1")
+  std::string tag;
+  ml::BatchSettings batching;
+  std::vector<std::string> inputs, outputs;  ///< names given at store time (informational)
+  Buffer blob;                               ///< the serialized model, for AI.MODELGET and snapshots
+  std::uint64_t version = 1;
+  std::shared_ptr<ml::Model> runtime;  ///< null when loading failed (see load_error)
+  std::string load_error;
+  std::shared_ptr<ml::ExecutionStats> stats = std::make_shared<ml::ExecutionStats>();
+};
+
+/// A stored script (AI.SCRIPTSTORE / AI.SCRIPTSET). Immutable once stored, like ModelEntry.
+struct ScriptEntry {
+  std::string device;
+  std::string tag;
+  std::vector<std::string> entry_points;  ///< empty for scripts stored with AI.SCRIPTSET
+  std::string source;
+  std::uint64_t version = 1;
+  std::shared_ptr<ml::Script> runtime;
+  std::string load_error;
+  std::shared_ptr<ml::ExecutionStats> stats = std::make_shared<ml::ExecutionStats>();
+};
+
 class Value {
  public:
   explicit Value(Buffer string) : data_(std::move(string)) {}
   explicit Value(Tensor tensor) : data_(std::move(tensor)) {}
   explicit Value(Hash hash) : data_(std::move(hash)) {}
   explicit Value(List list) : data_(std::move(list)) {}
+  explicit Value(ModelEntry model) : data_(std::move(model)) {}
+  explicit Value(ScriptEntry script) : data_(std::move(script)) {}
 
   ValueType type() const noexcept { return static_cast<ValueType>(data_.index()); }
   const Buffer& string() const { return std::get<Buffer>(data_); }
   const Tensor& tensor() const { return std::get<Tensor>(data_); }
   const Hash& hash() const { return std::get<Hash>(data_); }
   const List& list() const { return std::get<List>(data_); }
+  const ModelEntry& model() const { return std::get<ModelEntry>(data_); }
+  const ScriptEntry& script() const { return std::get<ScriptEntry>(data_); }
+  ModelEntry& model() { return std::get<ModelEntry>(data_); }
+  ScriptEntry& script() { return std::get<ScriptEntry>(data_); }
   Hash& hash() { return std::get<Hash>(data_); }
   List& list() { return std::get<List>(data_); }
 
@@ -87,7 +123,7 @@ class Value {
   std::shared_ptr<Value> clone() const;
 
  private:
-  std::variant<Buffer, Tensor, Hash, List> data_;
+  std::variant<Buffer, Tensor, Hash, List, ModelEntry, ScriptEntry> data_;
 };
 
 using ValuePtr = std::shared_ptr<const Value>;

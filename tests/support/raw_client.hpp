@@ -88,7 +88,13 @@ class RawClient {
   /// Encodes args as a RESP multibulk request.
   static std::string encode(const std::vector<std::string>& args) {
     std::string out = "*" + std::to_string(args.size()) + "\r\n";
-    for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    for (const auto& a : args) {
+      out.push_back('$');
+      out.append(std::to_string(a.size()));
+      out.append("\r\n");
+      out.append(a);
+      out.append("\r\n");
+    }
     return out;
   }
 

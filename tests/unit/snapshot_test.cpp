@@ -67,6 +67,33 @@ void expect_same_value(const Value& expected, const Value& actual, const std::st
         EXPECT_EQ(expected.list().at(i), actual.list().at(i)) << "item " << i;
       }
       break;
+    case ValueType::kModel: {
+      const ModelEntry& e = expected.model();
+      const ModelEntry& a = actual.model();
+      EXPECT_EQ(e.backend, a.backend);
+      EXPECT_EQ(e.device, a.device);
+      EXPECT_EQ(e.tag, a.tag);
+      EXPECT_EQ(e.batching.batch_size, a.batching.batch_size);
+      EXPECT_EQ(e.batching.min_batch_size, a.batching.min_batch_size);
+      EXPECT_EQ(e.batching.min_batch_timeout, a.batching.min_batch_timeout);
+      EXPECT_EQ(e.inputs, a.inputs);
+      EXPECT_EQ(e.outputs, a.outputs);
+      EXPECT_EQ(e.version, a.version);
+      EXPECT_TRUE(e.blob.view() == a.blob.view());
+      EXPECT_EQ(a.runtime, nullptr);  // compiled by the server after loading
+      break;
+    }
+    case ValueType::kScript: {
+      const ScriptEntry& e = expected.script();
+      const ScriptEntry& a = actual.script();
+      EXPECT_EQ(e.device, a.device);
+      EXPECT_EQ(e.tag, a.tag);
+      EXPECT_EQ(e.entry_points, a.entry_points);
+      EXPECT_EQ(e.version, a.version);
+      EXPECT_EQ(e.source, a.source);
+      EXPECT_EQ(a.runtime, nullptr);
+      break;
+    }
   }
 }
 
@@ -159,6 +186,21 @@ TEST_F(SnapshotTest, RoundTripsEveryValueType) {
   original.set("empty hash", hash_value({}));
   original.set("list", list_value({"first", "", "\0\r\n"s, "last"}));
   original.set("empty list", list_value({}));
+  ModelEntry model;
+  model.device = "GPU:1";
+  model.tag = "eke\0v2"s;
+  model.batching = {64, 8, std::chrono::milliseconds(5)};
+  model.inputs = {"features"};
+  model.outputs = {"eke", "aux"};
+  model.version = 3;
+  model.blob = Buffer::copy_of("PK\0archive bytes"s);
+  original.set("model", std::make_shared<Value>(std::move(model)));
+  ScriptEntry script;
+  script.device = "CPU";
+  script.entry_points = {"pre", "post"};
+  script.version = 2;
+  script.source = "def pre(tensors: List[Tensor], keys: List[str], args: List[str]):\n  ...";
+  original.set("script", std::make_shared<Value>(std::move(script)));
 
   const SnapshotStats saved = save_snapshot(original, path_);
   EXPECT_EQ(saved.keys, original.size());

@@ -1,0 +1,110 @@
+// The machine-learning backend interface: load a model or script from bytes, run it on tensors,
+// report errors as values. The server and LocalModel see only this header; the TorchScript
+// implementation (torch_backend.cpp) is the only code that includes libtorch headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "slipstream/tensor.hpp"
+
+namespace slipstream::ml {
+
+/// Where a model runs. Parsed from "CPU", "GPU" or "GPU:n" (case-insensitive).
+struct Device {
+  enum class Kind : std::uint8_t { kCpu, kGpu };
+  Kind kind = Kind::kCpu;
+  int index = 0;  ///< GPU ordinal; 0 for CPU
+
+  /// "CPU", "GPU:0", ...
+  std::string str() const;
+  bool operator==(const Device&) const = default;
+};
+
+/// Parses a device string; nullopt when malformed ("TPU", "GPU:x", "GPU:-1").
+std::optional<Device> parse_device(std::string_view text);
+
+/// A tensor the caller owns, borrowed for one call. Row-major.
+struct TensorView {
+  DType dtype = DType::kFloat32;
+  std::span<const std::int64_t> shape;
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// A tensor produced by a backend. Row-major, owned.
+struct OwnedTensor {
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  Buffer data;
+};
+
+/// Success, or a message saying what went wrong (the backend's own text where it has one).
+struct Status {
+  bool ok = true;
+  std::string message;
+  static Status success() { return {}; }
+  static Status failure(std::string text) { return {false, std::move(text)}; }
+};
+
+/// A loaded model. Thread-safe: run() may be called concurrently from several threads.
+class Model {
+ public:
+  virtual ~Model() = default;
+  /// Runs the model's forward method on `inputs`; on success `outputs` holds one tensor per
+  /// model output (a tuple or list output is flattened in order). On failure `outputs` is left
+  /// empty and the status quotes the backend's message.
+  virtual Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs) = 0;
+  virtual const Device& device() const = 0;
+};
+
+/// A loaded script: a set of named functions. Thread-safe like Model.
+class Script {
+ public:
+  virtual ~Script() = default;
+  /// True when the script defines `function`.
+  virtual bool has_function(std::string_view function) const = 0;
+  /// Names of the functions the script defines.
+  virtual std::vector<std::string> functions() const = 0;
+  /// Calls `function`. When its first parameter is a List[Tensor] it is called RedisAI-1.2 style
+  /// as f(tensors, keys, args) with `keys` and `args` as List[str]; otherwise the tensors are
+  /// passed as positional arguments (the older AI.SCRIPTRUN convention).
+  virtual Status run(std::string_view function, std::span<const TensorView> inputs,
+                     std::span<const std::string> keys, std::span<const std::string> args,
+                     std::vector<OwnedTensor>& outputs) = 0;
+  virtual const Device& device() const = 0;
+};
+
+/// A backend (today: TorchScript). Thread-safe.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "TORCH".
+  virtual std::string_view name() const = 0;
+  /// Checks that `device` can be used (a GPU needs CUDA support and that device present).
+  virtual Status check_device(const Device& device) const = 0;
+  /// Loads a serialized model (a TorchScript archive). Returns null and sets `error` on failure.
+  virtual std::shared_ptr<Model> load_model(std::string_view bytes, const Device& device,
+                                            std::string* error) = 0;
+  /// Compiles a script from source. Returns null and sets `error` on failure.
+  virtual std::shared_ptr<Script> load_script(std::string_view source, const Device& device,
+                                              std::string* error) = 0;
+};
+
+/// Thread settings of the TorchScript backend (0 = the library's default).
+struct TorchOptions {
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
+};
+
+/// The TorchScript backend over libtorch. Thread counts are process-wide in libtorch: the first
+/// call sets them.
+std::shared_ptr<Backend> make_torch_backend(const TorchOptions& options = {});
+
+}  // namespace slipstream::ml

@@ -1,0 +1,268 @@
+// Model executor and cross-caller batching; see executor.hpp.
+#include "ml/executor.hpp"
+
+#include <cstring>
+
+namespace slipstream::ml {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t micros_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+// Rows of dimension 0 shared by every input, or 0 when the inputs cannot be batched.
+std::size_t batch_rows(const Execution& e) {
+  if (e.inputs.empty()) return 0;
+  std::size_t rows = 0;
+  for (const auto& input : e.inputs) {
+    if (input.shape.empty() || input.shape[0] <= 0) return 0;
+    auto r = static_cast<std::size_t>(input.shape[0]);
+    if (rows != 0 && r != rows) return 0;
+    rows = r;
+  }
+  return rows;
+}
+
+// Two executions can share a run when they call the same model version with inputs that differ
+// only in dimension 0.
+bool compatible(const Execution& a, const Execution& b) {
+  if (!a.model || a.model != b.model || a.inputs.size() != b.inputs.size()) return false;
+  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
+    const TensorView& x = a.inputs[i];
+    const TensorView& y = b.inputs[i];
+    if (x.dtype != y.dtype || x.shape.size() != y.shape.size()) return false;
+    for (std::size_t d = 1; d < x.shape.size(); ++d) {
+      if (x.shape[d] != y.shape[d]) return false;
+    }
+  }
+  return true;
+}
+
+void finish(Execution& e, Status status, std::vector<OwnedTensor> outputs) {
+  if (!status.ok && e.stats) e.stats->errors.fetch_add(1, std::memory_order_relaxed);
+  try {
+    e.done(std::move(status), std::move(outputs));
+  } catch (...) {
+    // A completion must not take a worker down; the caller's reply is its own concern.
+  }
+}
+
+}  // namespace
+
+void ExecutionStats::reset() {
+  for (auto* counter : {&calls, &samples, &errors, &runs, &batches, &batched_calls, &run_time_us,
+                        &queue_wait_us}) {
+    counter->store(0);
+  }
+}
+
+bool Execution::cancel() noexcept {
+  int expected = kQueued;
+  return state.compare_exchange_strong(expected, kCancelled);
+}
+
+Executor::Executor(unsigned threads) {
+  threads = std::max(1u, threads);
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& worker : workers_) worker.join();
+  for (auto& item : queue_) {
+    if (item.execution && item.execution->cancel()) {
+      finish(*item.execution, Status::failure("server shutting down"), {});
+    }
+  }
+}
+
+void Executor::submit(std::shared_ptr<Execution> execution) {
+  execution->enqueued = Clock::now();
+  if (execution->stats) {
+    execution->stats->calls.fetch_add(1, std::memory_order_relaxed);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({std::move(execution), nullptr});
+  }
+  wake_.notify_all();  // a worker gathering a batch may be waiting for exactly this one
+}
+
+void Executor::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({nullptr, std::move(task)});
+  }
+  wake_.notify_one();
+}
+
+std::size_t Executor::queued() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
+void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t& rows,
+                            std::unique_lock<std::mutex>& lock) {
+  const Execution& first = *batch.front();
+  const BatchSettings& settings = first.batching;
+  const auto deadline = first.enqueued + settings.min_batch_timeout;
+  while (true) {
+    for (auto it = queue_.begin(); it != queue_.end() && rows < settings.batch_size;) {
+      Execution* candidate = it->execution.get();
+      std::size_t r = candidate ? batch_rows(*candidate) : 0;
+      if (r > 0 && rows + r <= settings.batch_size && compatible(first, *candidate)) {
+        int expected = Execution::kQueued;
+        if (candidate->state.compare_exchange_strong(expected, Execution::kRunning)) {
+          batch.push_back(std::move(it->execution));
+          rows += r;
+        }
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (rows >= settings.batch_size || stopping_) return;
+    if (settings.min_batch_size == 0 || rows >= settings.min_batch_size) return;
+    if (settings.min_batch_timeout.count() > 0) {
+      if (Clock::now() >= deadline) return;
+      wake_.wait_until(lock, deadline);
+    } else {
+      wake_.wait(lock);
+    }
+  }
+}
+
+void Executor::work() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    if (item.task) {
+      lock.unlock();
+      item.task();
+      lock.lock();
+      continue;
+    }
+    int expected = Execution::kQueued;
+    if (!item.execution->state.compare_exchange_strong(expected, Execution::kRunning)) continue;
+    std::vector<std::shared_ptr<Execution>> batch{std::move(item.execution)};
+    std::size_t rows = batch_rows(*batch.front());
+    if (batch.front()->model && batch.front()->batching.batch_size > 0 && rows > 0) {
+      gather_batch(batch, rows, lock);
+    }
+    lock.unlock();
+    if (batch.size() == 1) {
+      run_single(*batch.front());
+    } else {
+      run_batch(batch, rows);
+    }
+    batch.clear();  // release inputs before sleeping again
+    lock.lock();
+  }
+}
+
+void Executor::run_single(Execution& e) {
+  auto start = Clock::now();
+  if (e.stats) {
+    e.stats->queue_wait_us.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         start - e.enqueued).count(),
+                                     std::memory_order_relaxed);
+  }
+  std::vector<OwnedTensor> outputs;
+  Status status = e.model ? e.model->run(e.inputs, outputs)
+                          : e.script->run(e.function, e.inputs, e.keys, e.args, outputs);
+  if (e.stats) {
+    e.stats->run_time_us.fetch_add(micros_since(start), std::memory_order_relaxed);
+    e.stats->runs.fetch_add(1, std::memory_order_relaxed);
+    e.stats->samples.fetch_add(batch_rows(e), std::memory_order_relaxed);
+  }
+  if (!status.ok) outputs.clear();
+  finish(e, std::move(status), std::move(outputs));
+}
+
+// Why copy into one buffer: the backend takes one tensor per input, so the callers' rows must be
+// contiguous. The copy is small next to the run it saves (one run instead of N).
+void Executor::run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows) {
+  auto start = Clock::now();
+  const Execution& first = *batch.front();
+  std::vector<Buffer> joined;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<TensorView> inputs;
+  for (std::size_t i = 0; i < first.inputs.size(); ++i) {
+    std::size_t total = 0;
+    for (const auto& e : batch) total += e->inputs[i].bytes;
+    Buffer buffer = Buffer::uninitialized(total);
+    std::size_t offset = 0;
+    for (const auto& e : batch) {
+      if (e->inputs[i].bytes > 0) {
+        std::memcpy(buffer.data() + offset, e->inputs[i].data, e->inputs[i].bytes);
+      }
+      offset += e->inputs[i].bytes;
+    }
+    std::vector<std::int64_t> shape(first.inputs[i].shape.begin(), first.inputs[i].shape.end());
+    shape[0] = static_cast<std::int64_t>(rows);
+    joined.push_back(std::move(buffer));
+    shapes.push_back(std::move(shape));
+  }
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    inputs.push_back({first.inputs[i].dtype, shapes[i], joined[i].data(), joined[i].size()});
+  }
+  std::shared_ptr<ExecutionStats> stats = first.stats;
+  if (stats) {
+    for (const auto& e : batch) {
+      stats->queue_wait_us.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         start - e->enqueued).count(),
+                                     std::memory_order_relaxed);
+    }
+  }
+  std::vector<OwnedTensor> outputs;
+  Status status = first.model->run(inputs, outputs);
+  if (stats) {
+    stats->run_time_us.fetch_add(micros_since(start), std::memory_order_relaxed);
+    stats->runs.fetch_add(1, std::memory_order_relaxed);
+    stats->batches.fetch_add(1, std::memory_order_relaxed);
+    stats->batched_calls.fetch_add(batch.size(), std::memory_order_relaxed);
+    stats->samples.fetch_add(rows, std::memory_order_relaxed);
+  }
+  if (status.ok) {
+    for (const auto& output : outputs) {
+      if (output.shape.empty() || output.shape[0] != static_cast<std::int64_t>(rows)) {
+        status = Status::failure(
+            "a batched run returned an output whose first dimension is not the batch size (" +
+            std::to_string(rows) + "): the model cannot be batched; store it without BATCHSIZE");
+        break;
+      }
+    }
+  }
+  if (!status.ok) {
+    for (auto& e : batch) finish(*e, status, {});
+    return;
+  }
+  // Split every output back by each caller's rows.
+  std::size_t row_offset = 0;
+  for (auto& e : batch) {
+    const std::size_t r = batch_rows(*e);
+    std::vector<OwnedTensor> mine;
+    for (const auto& output : outputs) {
+      const std::size_t row_bytes = output.data.size() / rows;
+      OwnedTensor part{output.dtype, output.shape,
+                       Buffer::copy_of(output.data.view().substr(row_offset * row_bytes,
+                                                                 r * row_bytes))};
+      part.shape[0] = static_cast<std::int64_t>(r);
+      mine.push_back(std::move(part));
+    }
+    row_offset += r;
+    finish(*e, Status::success(), std::move(mine));
+  }
+}
+
+}  // namespace slipstream::ml

@@ -1,0 +1,97 @@
+// The model executor: a pool of threads, separate from the I/O threads, that runs model and
+// script executions and gathers concurrent executions of a batching model into one run.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ml/backend.hpp"
+
+namespace slipstream::ml {
+
+/// RedisAI's BATCHSIZE / MINBATCHSIZE / MINBATCHTIMEOUT.
+struct BatchSettings {
+  std::size_t batch_size = 0;      ///< 0: no batching
+  std::size_t min_batch_size = 0;  ///< wait for at least this many rows (0: run what is queued)
+  std::chrono::milliseconds min_batch_timeout{0};  ///< ... but no longer than this (0: forever)
+};
+
+/// Per-model counters for INFO and AI.INFO. Relaxed atomics: figures, not synchronisation.
+struct ExecutionStats {
+  std::atomic<std::uint64_t> calls{0};          ///< executions requested (one per caller)
+  std::atomic<std::uint64_t> samples{0};        ///< rows (dimension 0) processed
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> runs{0};           ///< backend runs (a batch counts once)
+  std::atomic<std::uint64_t> batches{0};        ///< runs that served more than one caller
+  std::atomic<std::uint64_t> batched_calls{0};  ///< callers served by those runs
+  std::atomic<std::uint64_t> run_time_us{0};
+  std::atomic<std::uint64_t> queue_wait_us{0};
+  void reset();
+};
+
+/// One execution request. `inputs` borrow bytes kept alive by `keep_alive` until `done` runs.
+struct Execution {
+  std::shared_ptr<Model> model;    ///< set for a model run
+  std::shared_ptr<Script> script;  ///< ... or for a script call
+  std::string function;            ///< script function
+  std::vector<std::string> keys, args;  ///< script KEYS and ARGS
+  BatchSettings batching;
+  std::vector<TensorView> inputs;
+  std::vector<std::shared_ptr<const void>> keep_alive;
+  std::shared_ptr<ExecutionStats> stats;
+  /// Called once on an executor thread: the outputs, or a failure. Not called if cancelled.
+  std::function<void(Status, std::vector<OwnedTensor>)> done;
+
+  /// Cancels the execution if it has not started yet; returns true if it was cancelled (and
+  /// `done` will not be called). Thread-safe.
+  bool cancel() noexcept;
+
+  enum State : int { kQueued, kRunning, kCancelled };
+  std::atomic<int> state{kQueued};
+  std::chrono::steady_clock::time_point enqueued;
+};
+
+class Executor {
+ public:
+  /// Starts `threads` worker threads (at least 1).
+  explicit Executor(unsigned threads);
+  /// Stops the workers; queued executions fail with "server shutting down".
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Queues an execution. Thread-safe; never blocks on the run itself.
+  void submit(std::shared_ptr<Execution> execution);
+  /// Runs `task` on a worker (model loading and other slow work kept off the I/O threads).
+  void post(std::function<void()> task);
+  unsigned threads() const noexcept { return static_cast<unsigned>(workers_.size()); }
+  std::size_t queued() const;
+
+ private:
+  struct Item {
+    std::shared_ptr<Execution> execution;  // or
+    std::function<void()> task;
+  };
+  void work();
+  // Collects queued executions that can share a run with `first` (mutex_ held).
+  void gather_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t& rows,
+                    std::unique_lock<std::mutex>& lock);
+  static void run_single(Execution& execution);
+  static void run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows);
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Item> queue_;  // guarded by mutex_
+  bool stopping_ = false;   // guarded by mutex_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace slipstream::ml

@@ -1,0 +1,137 @@
+// Running models and scripts on the executor and storing their outputs; see model_execution.hpp.
+#include "server/model_execution.hpp"
+
+#include <cstring>
+
+#include "server/command_util.hpp"
+#include "server/reply.hpp"
+#include "server/server.hpp"
+#include "server/session.hpp"
+
+namespace slipstream::server {
+
+bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
+                    ml::Execution& execution) {
+  for (const auto& key : keys) {
+    ValuePtr value = c.server.keyspace().get(key);
+    if (!value) {
+      c.reply.error("ERR tensor key is empty or in a different shard");
+      return false;
+    }
+    if (value->type() != ValueType::kTensor) {
+      c.reply.error(kWrongType);
+      return false;
+    }
+    const Tensor& tensor = value->tensor();
+    execution.inputs.push_back(
+        {tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size()});
+    execution.keep_alive.push_back(value);  // the bytes stay valid even if the key is replaced
+  }
+  return true;
+}
+
+bool outputs_writable(CommandContext& c, std::span<const std::string> keys) {
+  for (const auto& key : keys) {
+    ValuePtr value = c.server.keyspace().get(key);
+    if (value && value->type() != ValueType::kTensor) {
+      c.reply.error(kWrongType);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_execute_timeout(CommandContext& c, std::size_t index,
+                           std::optional<std::chrono::milliseconds>& timeout,
+                           std::string_view command) {
+  if (index + 1 >= c.argc()) {
+    c.reply.error(std::string("ERR No value provided for TIMEOUT") +
+                  (command == "AI.SCRIPTEXECUTE" ? " in AI.SCRIPTEXECUTE" : ""));
+    return false;
+  }
+  auto ms = parse_int(c.arg(index + 1));
+  if (!ms || *ms <= 0) {
+    c.reply.error("ERR Invalid value for TIMEOUT");
+    return false;
+  }
+  timeout = std::chrono::milliseconds(*ms);
+  return true;
+}
+
+Buffer join_chunks(std::vector<Buffer>& args, std::size_t first) {
+  if (first + 1 == args.size()) return std::move(args[first]);
+  std::size_t total = 0;
+  for (std::size_t i = first; i < args.size(); ++i) total += args[i].size();
+  Buffer joined = Buffer::uninitialized(total);
+  std::size_t offset = 0;
+  for (std::size_t i = first; i < args.size(); ++i) {
+    if (!args[i].empty()) std::memcpy(joined.data() + offset, args[i].data(), args[i].size());
+    offset += args[i].size();
+  }
+  return joined;
+}
+
+namespace {
+
+// Stores the outputs (all or nothing) and returns the reply to send.
+std::function<void(ReplyBuffer&)> store_outputs(Server& server,
+                                                const std::vector<std::string>& keys,
+                                                std::vector<ml::OwnedTensor> outputs) {
+  if (outputs.size() != keys.size()) {
+    std::string text = "ERR the run returned " + std::to_string(outputs.size()) +
+                       " output tensor(s) but " + std::to_string(keys.size()) +
+                       " OUTPUTS key(s) were given; nothing was stored";
+    return [text](ReplyBuffer& reply) { reply.error(text); };
+  }
+  std::size_t bytes = 0;
+  for (const auto& output : outputs) bytes += output.data.size();
+  if (server.keyspace().over_limit(bytes)) {
+    return [](ReplyBuffer& reply) { reply.error(kOomError); };
+  }
+  std::vector<std::pair<std::string, std::shared_ptr<Value>>> entries;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ml::OwnedTensor& out = outputs[i];
+    entries.emplace_back(keys[i], std::make_shared<Value>(Tensor{out.dtype, std::move(out.shape),
+                                                                 std::move(out.data)}));
+  }
+  server.mark_dirty(entries.size());
+  server.keyspace().set_many(std::move(entries));
+  return [](ReplyBuffer& reply) { reply.simple("OK"); };
+}
+
+}  // namespace
+
+Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
+                          std::vector<std::string> output_keys,
+                          std::optional<std::chrono::milliseconds> timeout) {
+  std::weak_ptr<Session> weak = c.session.weak_session();
+  Server& server = c.server;
+  execution->done = [weak, &server, keys = std::move(output_keys)](
+                        ml::Status status, std::vector<ml::OwnedTensor> outputs) {
+    auto session = weak.lock();
+    if (!session) return;  // the client left: nothing to store for it
+    if (!status.ok) {
+      std::string text = "ERR " + status.message;
+      session->resume([text](ReplyBuffer& reply) { reply.error(text); });
+      return;
+    }
+    session->resume(store_outputs(server, keys, std::move(outputs)));
+  };
+  std::weak_ptr<ml::Execution> weak_execution = execution;
+  c.session.on_close_while_parked([weak_execution] {
+    if (auto e = weak_execution.lock()) e->cancel();
+  });
+  if (timeout) {
+    c.session.arm_timer(*timeout, [weak, weak_execution] {
+      auto e = weak_execution.lock();
+      auto session = weak.lock();
+      if (e && session && e->cancel()) {
+        session->resume([](ReplyBuffer& reply) { reply.simple("TIMEDOUT"); });
+      }
+    });
+  }
+  server.executor().submit(std::move(execution));
+  return Outcome::kParked;
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,40 @@
+// Shared by AI.MODELEXECUTE and AI.SCRIPTEXECUTE: gathering input tensors, handing the run to the
+// executor, and storing every output at once (or none) when it finishes.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ml/executor.hpp"
+#include "server/command_table.hpp"
+
+namespace slipstream::server {
+
+/// Adds the tensors at `keys` as inputs of `execution` (zero-copy views kept alive with it).
+/// Writes the RedisAI error and returns false for a missing or non-tensor key.
+bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
+                    ml::Execution& execution);
+
+/// Returns false (with WRONGTYPE written) if an output key holds something other than a tensor.
+bool outputs_writable(CommandContext& c, std::span<const std::string> keys);
+
+/// Parses "TIMEOUT ms" (ms > 0). Writes the RedisAI error and returns false when malformed.
+bool parse_execute_timeout(CommandContext& c, std::size_t index,
+                           std::optional<std::chrono::milliseconds>& timeout,
+                           std::string_view command);
+
+/// Submits `execution`, parks the connection, and on completion stores the outputs under
+/// `output_keys` atomically and replies +OK, or replies the backend's error with no output
+/// written. With a timeout, a run that has not started in time is dropped: reply TIMEDOUT.
+Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
+                          std::vector<std::string> output_keys,
+                          std::optional<std::chrono::milliseconds> timeout);
+
+/// Concatenates BLOB chunks (the first chunk is moved, not copied, when it is the only one).
+Buffer join_chunks(std::vector<Buffer>& args, std::size_t first);
+
+}  // namespace slipstream::server
