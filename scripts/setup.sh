@@ -11,6 +11,8 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libasio-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
+  libtorch-dev libgloo-dev                   # TorchScript model serving (src/ml)
+  python3 python3-torch                      # test models traced from Python
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
 )
