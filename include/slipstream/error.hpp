@@ -23,6 +23,7 @@ enum class ErrorCode : std::int32_t {
   kBufferTooSmall = 8,   ///< the caller's buffer cannot hold the tensor
   kOutOfMemory = 9,      ///< the server is over its memory limit (server -OOM)
   kAuth = 10,            ///< wrong password, or a password is required (WRONGPASS / NOAUTH)
+  kBackend = 11,         ///< the in-process model backend failed to load or run a model
 };
 
 /// A short stable name for a code ("connection", "timeout", ...).

@@ -26,6 +26,8 @@ std::string_view error_code_name(ErrorCode code) noexcept {
       return "out of memory";
     case ErrorCode::kAuth:
       return "authentication";
+    case ErrorCode::kBackend:
+      return "model backend";
   }
   return "unknown";
 }

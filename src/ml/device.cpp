@@ -1,7 +1,8 @@
 // Device strings ("CPU", "GPU", "GPU:n") for models and scripts (see backend.hpp). Torch-free, so
 // the server and tests can parse devices without libtorch.
-#include <charconv>
 #include <strings.h>
+
+#include <charconv>
 
 #include "ml/backend.hpp"
 
@@ -9,8 +10,7 @@ namespace slipstream::ml {
 namespace {
 
 bool equals_ignoring_case(std::string_view text, std::string_view word) {
-  return text.size() == word.size() &&
-         strncasecmp(text.data(), word.data(), word.size()) == 0;
+  return text.size() == word.size() && strncasecmp(text.data(), word.data(), word.size()) == 0;
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // in-process, with the client's tensor conventions (TensorRef, Fortran order, typed errors).
 #include "slipstream/local_model.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <algorithm>
 
 #include "ml/backend.hpp"
 
@@ -106,10 +106,9 @@ struct LocalModel::Impl {
       }
       const std::size_t needed = element_count(input.shape) * dtype_size(input.dtype);
       if (input.bytes != needed) {
-        throw InvalidArgumentError(which + " has " + std::to_string(input.bytes) +
-                                   " bytes but a " + std::string(dtype_name(input.dtype)) +
-                                   " tensor of shape " + shape_text(input.shape) + " needs " +
-                                   std::to_string(needed));
+        throw InvalidArgumentError(which + " has " + std::to_string(input.bytes) + " bytes but a " +
+                                   std::string(dtype_name(input.dtype)) + " tensor of shape " +
+                                   shape_text(input.shape) + " needs " + std::to_string(needed));
       }
       if (input.data == nullptr) throw InvalidArgumentError(which + " has a null data pointer");
       if (input.order == MemoryOrder::kFortran && input.shape.size() > 1) {
@@ -122,7 +121,7 @@ struct LocalModel::Impl {
     }
     std::vector<ml::OwnedTensor> outputs;
     const ml::Status status = model->run(views, outputs);
-    if (!status.ok) throw Error(ErrorCode::kServer, "model run failed: " + status.message);
+    if (!status.ok) throw Error(ErrorCode::kBackend, "model run failed: " + status.message);
     return outputs;
   }
 };
@@ -140,7 +139,7 @@ LocalModel LocalModel::from_bytes(std::string_view bytes, std::string_view devic
   }
   std::string error;
   auto model = backend->load_model(bytes, parsed, &error);
-  if (!model) throw Error(ErrorCode::kServer, "cannot load the TorchScript model: " + error);
+  if (!model) throw Error(ErrorCode::kBackend, "cannot load the TorchScript model: " + error);
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(model);
   return LocalModel(std::move(impl));
@@ -188,8 +187,8 @@ void LocalModel::run(std::span<const TensorRef> inputs,
       throw InvalidArgumentError(which + " is " + std::string(dtype_name(result.dtype)) +
                                  " but its buffer is for " + std::string(dtype_name(out.dtype)));
     }
-    if (!out.shape.empty() && !std::equal(out.shape.begin(), out.shape.end(),
-                                          result.shape.begin(), result.shape.end())) {
+    if (!out.shape.empty() &&
+        !std::equal(out.shape.begin(), out.shape.end(), result.shape.begin(), result.shape.end())) {
       throw InvalidArgumentError(which + " has shape " + shape_text(result.shape) +
                                  " but its buffer expects " + shape_text(out.shape));
     }

@@ -79,8 +79,9 @@ std::string join_lines(const std::vector<std::string_view>& lines) {
 //     TorchScript interpreter.", then one or two "Traceback of TorchScript ..." blocks of echoed
 //     code, then the exception ("RuntimeError: the reason"): the exception is kept, with the
 //     innermost source location of the last traceback ("<string>", line 3, in forward);
-//  3. a compile error: "reason:", then '  File "<string>", line N' and the echoed code with a
-//     "~~~ <--- HERE" marker: the reason and the line are kept, the echoed code is dropped.
+//  3. a compile error: "reason:", then '  File "<string>", line N', the echoed code around a
+//     "~~~ <--- HERE" marker and possibly the callers being compiled: the reason and the line
+//     are kept, the rest is dropped.
 // The C++ backtrace is already gone (what_without_backtrace). The result is capped in length.
 std::string summarize_torch_error(std::string_view text) {
   const std::vector<std::string_view> lines = split_lines(text);
@@ -106,22 +107,16 @@ std::string summarize_torch_error(std::string_view text) {
       if (!location.empty()) summary += " (at " + std::string(location) + ")";
     }
   } else {
-    // Shapes 1 and 3. Echoed code runs from a "File" line to its "<--- HERE" marker.
+    // Shapes 1 and 3. Everything from the first "File" line on is echoed code (with context
+    // before and after the "<--- HERE" marker) or the chain of callers being compiled.
     std::vector<std::string_view> kept;
     std::string where;
-    bool in_code = false;
     for (std::string_view line : lines) {
       const std::string_view trimmed = trim(line);
-      if (in_code) {
-        in_code = trimmed.find("<--- HERE") == std::string_view::npos;
-        continue;
-      }
-      if (trimmed.empty()) continue;
       if (trimmed.starts_with("File \"")) {
         const auto at = trimmed.find(", line ");
-        if (where.empty() && at != std::string_view::npos) where = trimmed.substr(at + 2);
-        in_code = true;
-        continue;
+        if (at != std::string_view::npos) where = trimmed.substr(at + 2);
+        break;
       }
       kept.push_back(trimmed);
     }
@@ -243,11 +238,13 @@ Status wrap_inputs(std::span<const TensorView> inputs, const c10::Device& device
                              " tensor of shape " + shape_text(view.shape) + " needs " +
                              std::to_string(count * dtype_size(view.dtype)));
     }
+    if (needed > 0 && view.data == nullptr) {
+      return Status::failure("input " + std::to_string(i) + " has a null data pointer");
+    }
     const at::IntArrayRef sizes(view.shape.data(), view.shape.size());
     const auto options = at::TensorOptions().dtype(*type);
-    at::Tensor tensor = needed == 0 || view.data == nullptr
-                            ? at::empty(sizes, options)
-                            : at::from_blob(const_cast<void*>(view.data), sizes, options);
+    at::Tensor tensor = needed == 0 ? at::empty(sizes, options)
+                                    : at::from_blob(const_cast<void*>(view.data), sizes, options);
     if (!device.is_cpu()) tensor = tensor.to(device);
     tensors.push_back(std::move(tensor));
   }
@@ -348,8 +345,9 @@ class ByteReader final : public caffe2::serialize::ReadAdapterInterface {
 // attributes, which inference models do not do.
 class TorchModel final : public Model {
  public:
-  TorchModel(torch::jit::Module module, const Device& device)
-      : module_(std::move(module)),
+  // Module is a handle: copying it shares the loaded module.
+  TorchModel(const torch::jit::Module& module, const Device& device)
+      : module_(module),
         forward_(module_.get_method("forward")),
         device_(device),
         torch_device_(torch_device(device)) {}
@@ -380,9 +378,7 @@ class TorchScriptFunctions final : public Script {
   TorchScriptFunctions(std::shared_ptr<torch::jit::CompilationUnit> unit, const Device& device)
       : unit_(std::move(unit)), device_(device), torch_device_(torch_device(device)) {}
 
-  bool has_function(std::string_view function) const override {
-    return find(function) != nullptr;
-  }
+  bool has_function(std::string_view function) const override { return find(function) != nullptr; }
 
   std::vector<std::string> functions() const override {
     std::vector<std::string> names;
@@ -408,8 +404,10 @@ class TorchScriptFunctions final : public Script {
       std::vector<c10::IValue> stack;
       if (takes_tensor_list(*callee)) {
         stack.emplace_back(c10::List<at::Tensor>(tensors));
-        stack.emplace_back(c10::List<std::string>(std::vector<std::string>(keys.begin(), keys.end())));
-        stack.emplace_back(c10::List<std::string>(std::vector<std::string>(args.begin(), args.end())));
+        stack.emplace_back(
+            c10::List<std::string>(std::vector<std::string>(keys.begin(), keys.end())));
+        stack.emplace_back(
+            c10::List<std::string>(std::vector<std::string>(args.begin(), args.end())));
       } else {
         stack.assign(tensors.begin(), tensors.end());
       }
@@ -471,7 +469,7 @@ class TorchBackend final : public Backend {
       if (!module.find_method("forward")) {
         return fail("the TorchScript module has no forward method", error);
       }
-      return std::make_shared<TorchModel>(std::move(module), device);
+      return std::make_shared<TorchModel>(module, device);
     } catch (const std::exception& exception) {
       return fail(describe(exception), error);
     }

@@ -163,12 +163,13 @@ TEST_P(ConnectionTest, BytesHelpers) {
 TEST_P(ConnectionTest, PollWakesWhenAnotherClientPuts) {
   const std::vector<float> values{1, 2};
   const std::vector<std::int64_t> shape{2};
+  // Timed from before the writer starts, so a slow thread start cannot shorten the wait seen.
+  auto start = std::chrono::steady_clock::now();
   std::thread writer([&] {
     Client other(shared_server().tcp_address());
     std::this_thread::sleep_for(100ms);
     other.put_tensor<float>(unique("late"), values, shape);
   });
-  auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(client().poll_tensor(unique("late"), 1000, 10));
   auto waited = std::chrono::steady_clock::now() - start;
   writer.join();

@@ -1,0 +1,51 @@
+"""Writes the TorchScript models the server integration tests use into the directory given.
+
+Run with Debian's python3 (python3-torch). Weights are fixed so tests can compute the expected
+outputs by hand: see tests/integration/model_test.cpp.
+"""
+import os
+import sys
+
+import torch
+
+
+class Mlp(torch.nn.Module):
+    """The EKE shape: [n, 4] -> [n, 1], relu(x W1^T + b1) W2^T + b2."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = torch.nn.Linear(4, 8)
+        self.out = torch.nn.Linear(8, 1)
+        with torch.no_grad():
+            for j in range(8):
+                for i in range(4):
+                    self.hidden.weight[j, i] = 0.1 * (i + 1) - 0.05 * j
+                self.hidden.bias[j] = 0.01 * j - 0.02
+                self.out.weight[0, j] = 0.2 - 0.03 * j
+            self.out.bias[0] = 0.5
+
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x)))
+
+
+class TwoOutputs(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b, a * b
+
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0 + 1.0
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.jit.script(Mlp()).save(os.path.join(out, "mlp.pt"))
+    torch.jit.script(TwoOutputs()).save(os.path.join(out, "two_outputs.pt"))
+    torch.jit.trace(Scale(), torch.zeros(2, 3)).save(os.path.join(out, "scale.pt"))
+    print("models written to", out)
+
+
+if __name__ == "__main__":
+    main()

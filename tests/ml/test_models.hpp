@@ -1,0 +1,36 @@
+// TorchScript models and scripts for the ml tests, built in C++ with libtorch (test_models.cpp is
+// the only test file that includes torch) and returned as serialized archives, plus the plain
+// C++ reference computations their outputs are checked against.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace slipstream::ml::testing {
+
+/// The EKE-shaped MLP: input [n, 4] FLOAT -> output [n, 1]: relu(x W1 + b1) W2 + b2 with
+/// W1 [4, 8], b1 [8], W2 [8, 1], b2 [1] fixed (see mlp_reference).
+std::string mlp_model();
+/// What mlp_model computes for `x` ([n, 4] row-major), by hand.
+std::vector<float> mlp_reference(const std::vector<float>& x);
+
+/// A small CNN: input [n, 1, 8, 8] FLOAT -> [n, 2]: per channel, the sum over the image of
+/// relu(conv2d(x, K, bias, stride 1, padding 1)) with K [2, 1, 3, 3] fixed.
+std::string cnn_model();
+std::vector<float> cnn_reference(const std::vector<float>& x, std::int64_t n);
+
+/// forward(a, b) -> (a + b, a * b): two inputs, a tuple of two outputs.
+std::string two_outputs_model();
+
+/// forward(x) -> (x > 0, [(x * 2).int(), x.double()]): a tuple holding a list, outputs
+/// of BOOL, INT32 and DOUBLE.
+std::string mixed_dtypes_model();
+
+/// forward(x) -> x.half(): an output dtype slipstream cannot hold.
+std::string half_output_model();
+
+/// forward(x) -> 7: an output that is not a tensor.
+std::string int_output_model();
+
+}  // namespace slipstream::ml::testing
