@@ -13,6 +13,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libtorch-dev libgloo-dev                   # TorchScript model serving (src/ml)
   python3 python3-torch                      # test models traced from Python
+  gfortran                                   # Fortran module (bindings/fortran)
+  python3-dev pybind11-dev python3-numpy python3-pytest  # Python package (bindings/python)
+  valgrind                                   # memcheck of the C and Fortran tests
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
 )
