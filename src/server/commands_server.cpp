@@ -112,6 +112,31 @@ void info_cpu(Server&, std::string& out) {
                      usage.ru_utime.tv_usec);
 }
 
+// One line per stored model and script. Walks the keyspace, so it is left out of INFO's default
+// sections (INFO models, ALL or EVERYTHING ask for it).
+void info_models(Server& s, std::string& out) {
+  out += fmt::format("executor_threads:{}\r\nexecutor_queued:{}\r\n", s.executor().threads(),
+                     s.executor().queued());
+  s.keyspace().for_each([&](const std::string& key, const ValuePtr& value) {
+    if (value->type() != ValueType::kModel && value->type() != ValueType::kScript) return;
+    const bool model = value->type() == ValueType::kModel;
+    const ml::ExecutionStats& st = model ? *value->model().stats : *value->script().stats;
+    const std::uint64_t batches = st.batches.load();
+    const double mean_batch =
+        batches ? static_cast<double>(st.batched_calls.load()) / static_cast<double>(batches) : 0;
+    const std::uint64_t calls = st.calls.load();
+    out += fmt::format(
+        "{}_{}:version={},device={},calls={},samples={},errors={},runs={},batches={},"
+        "mean_batch_size={:.2f},mean_queue_wait_us={},mean_run_time_us={},loaded={}\r\n",
+        model ? "model" : "script", key, model ? value->model().version : value->script().version,
+        model ? value->model().device : value->script().device, calls, st.samples.load(),
+        st.errors.load(), st.runs.load(), batches, mean_batch,
+        calls ? st.queue_wait_us.load() / calls : 0,
+        st.runs.load() ? st.run_time_us.load() / st.runs.load() : 0,
+        (model ? value->model().runtime != nullptr : value->script().runtime != nullptr) ? 1 : 0);
+  });
+}
+
 void info_keyspace(Server& s, std::string& out) {
   std::size_t keys = s.keyspace().size();
   if (keys > 0) out += fmt::format("db0:keys={},expires=0,avg_ttl=0\r\n", keys);
@@ -126,6 +151,7 @@ const std::vector<InfoSection>& info_sections() {
       {"stats", "Stats", true, info_stats},
       {"cpu", "CPU", true, info_cpu},
       {"keyspace", "Keyspace", true, info_keyspace},
+      {"models", "Models", false, info_models},
   };
   return sections;
 }
@@ -406,8 +432,8 @@ Outcome command(CommandContext& c) {
 void add_server_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"INFO", -1, kStale, 0, 0, 0, info, "server", "[section [section ...]]",
-     "Server information: server, clients, memory, persistence, stats, cpu, keyspace; ALL or "
-     "EVERYTHING for all."},
+     "Server information: server, clients, memory, persistence, stats, cpu, keyspace by "
+     "default; models (per-model run statistics) on request; ALL or EVERYTHING for all."},
     {"DBSIZE", 1, kReadOnly | kFast, 0, 0, 0, dbsize, "server", "", "Number of keys."},
     {"FLUSHDB", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
     {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},

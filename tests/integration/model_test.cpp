@@ -295,6 +295,11 @@ TEST_F(ModelTest, ConcurrentCallersAreBatchedAndGetTheirOwnResults) {
   EXPECT_EQ(info.elements[21].integer, 1);  // runs: all eight in one
   EXPECT_EQ(info.elements[23].integer, 1);  // batches
   EXPECT_EQ(info.elements[25].text, "8");   // mean batch size
+  std::string text = c_.call({"INFO", "models"}).text;
+  EXPECT_NE(text.find("model_mlp:version=1,device=CPU,calls=8,samples=64,errors=0,runs=1,"
+                      "batches=1,mean_batch_size=8.00"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(ModelTest, IncompatibleShapesRunSeparatelyInsteadOfFailing) {
