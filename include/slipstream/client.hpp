@@ -1,5 +1,5 @@
-// slipstream::Client: the native C++ client (tensors, datasets, aggregation lists, ensemble key
-// prefixes, blocking waits, batched calls) over RESP on TCP or a Unix socket.
+// slipstream::Client: the native C++ client (tensors, datasets, aggregation lists, models and
+// scripts, ensemble key prefixes, blocking waits, batched calls) over RESP on TCP or a Unix socket.
 #pragma once
 
 #include <chrono>
@@ -38,6 +38,45 @@ struct ClientOptions {
   std::optional<std::string> key_prefixes_in;
 };
 
+/// How a model is stored (the options of AI.MODELSTORE); every field is optional.
+struct ModelOptions {
+  /// BATCHSIZE: when > 0 the server may gather concurrent executions of the model into one run of
+  /// at most this many rows (dimension 0 of the inputs) and split the results back. 0: no batching.
+  std::int64_t batch_size = 0;
+  /// MINBATCHSIZE: a batch waits until it has at least this many rows (0: it runs with whatever
+  /// is queued). Needs batch_size > 0 and must not exceed it.
+  std::int64_t min_batch_size = 0;
+  /// MINBATCHTIMEOUT: the longest wait for min_batch_size rows, after which the batch runs with
+  /// what it has (0: no limit). Needs min_batch_size > 0.
+  std::chrono::milliseconds min_batch_timeout{0};
+  /// TAG: arbitrary bytes kept with the model (e.g. a version string); empty: none.
+  std::string tag;
+  /// INPUTS / OUTPUTS: names of the model's tensors. TorchScript models do not need them; when
+  /// given they are stored and reported by AI.MODELGET META.
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+
+/// Run statistics of a stored model or script (AI.INFO). Times are in microseconds and add up
+/// over every run since the model was stored or its statistics were reset.
+struct ModelInfo {
+  std::string key;      ///< the key as stored (with any prefix)
+  std::string type;     ///< "MODEL" or "SCRIPT"
+  std::string backend;  ///< "TORCH"
+  std::string device;   ///< as given when stored ("CPU", "GPU:0", ...)
+  std::string tag;
+  std::int64_t calls = 0;    ///< executions requested (one per caller)
+  std::int64_t samples = 0;  ///< rows (dimension 0) processed; -1 for a script
+  std::int64_t errors = 0;   ///< executions that failed
+  std::int64_t duration_us = 0;  ///< RedisAI's "duration": total run time
+  std::int64_t version = 0;  ///< 1 for the first store, +1 for each replacement
+  std::int64_t runs = 0;     ///< backend runs (a batch serving several callers counts once)
+  std::int64_t batches = 0;  ///< runs that served more than one caller
+  double mean_batch_size = 0;    ///< callers per batch, over those runs (0 if none)
+  std::int64_t queue_wait_us = 0;  ///< time executions spent queued before running
+  std::int64_t run_time_us = 0;    ///< time spent in the backend
+};
+
 /// Wait time meaning "no limit" for wait_for_keys.
 inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
 
@@ -61,8 +100,9 @@ inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseco
 /// AuthError, OutOfMemoryError (writes) and ServerError.
 ///
 /// Key names: tensor, dataset and list names get the ensemble prefixes as SmartRedis applies them
-/// (`SSKEYOUT.` on writes, `<data source>.` on reads); the raw-key methods (key_exists, poll_key,
-/// wait_for_keys, put_bytes, get_bytes, command) do not.
+/// (`SSKEYOUT.` on writes, `<data source>.` on reads); model and script names only after
+/// use_model_ensemble_prefix(true); the raw-key methods (key_exists, poll_key, wait_for_keys,
+/// put_bytes, get_bytes, command) do not.
 class SLIPSTREAM_API Client {
  public:
   /// Connects using the options (see ClientOptions for the environment fallbacks) and sends AUTH
@@ -200,6 +240,107 @@ class SLIPSTREAM_API Client {
   /// LRANGE).
   std::vector<DataSet> get_dataset_list_range(std::string_view list_name, std::int64_t start,
                                               std::int64_t end);
+
+  // ---- Models and scripts --------------------------------------------------------------------
+  //
+  // Key names: models and scripts get the ensemble prefixes only after
+  // use_model_ensemble_prefix(true) (the write prefix when storing, the data source otherwise),
+  // as SmartRedis does. Tensor names given to run_model / run_script follow the tensor prefix
+  // setting: inputs get the data source prefix, outputs the write prefix.
+  //
+  // Errors: a missing model or script, and a missing input tensor, throw KeyNotFoundError (its
+  // message quotes the server); a key of another kind throws WrongTypeError; anything the server or
+  // its backend refuses (a bad model blob, inputs the model rejects, an unknown script function)
+  // throws ServerError whose server_text() is the server's reply, quoting libtorch's message.
+
+  /// Stores a model (AI.MODELSTORE), replacing any model under the name; executions already
+  /// running finish on the old version. `model` is the serialised model (for TORCH, a TorchScript
+  /// archive as written by torch.jit.save); it is borrowed for the call and sent from the caller's
+  /// memory without a copy, split into chunks of model_chunk_size() bytes. Blocks until the server
+  /// has loaded the model. `device` is "CPU", "GPU" or "GPU:n". Throws InvalidArgumentError for
+  /// empty bytes or inconsistent options (checked before sending), ServerError if the server
+  /// cannot load the model (the message quotes the backend's) or cannot use the device.
+  void set_model(std::string_view name, std::string_view model, std::string_view backend = "TORCH",
+                 std::string_view device = "CPU", const ModelOptions& options = {});
+  /// set_model with the bytes of the file at `path`. Throws InvalidArgumentError if the file
+  /// cannot be read.
+  void set_model_from_file(std::string_view name, const std::string& path,
+                           std::string_view backend = "TORCH", std::string_view device = "CPU",
+                           const ModelOptions& options = {});
+  /// The serialised model exactly as stored (AI.MODELGET BLOB; chunks are joined). Throws
+  /// KeyNotFoundError if there is no model under the name.
+  std::string get_model(std::string_view name);
+  /// Deletes a model (AI.MODELDEL). Returns false if there was no model under the name.
+  bool delete_model(std::string_view name);
+  /// True if a key of that name exists (EXISTS; a model or anything else).
+  bool model_exists(std::string_view name);
+
+  /// Runs a stored model (AI.MODELEXECUTE) on the tensors named `inputs`, storing its results
+  /// under the names `outputs` (all of them or, on failure, none). Blocks until the run is done.
+  /// `timeout` > 0 is sent as TIMEOUT: if the run has not started within it (e.g. queued behind
+  /// other runs) the server drops it and this throws TimeoutError; unlike a connection timeout,
+  /// the connection stays open. Zero: no limit. Throws KeyNotFoundError (model or input missing),
+  /// ServerError (the model rejected the inputs; the text quotes the backend's message).
+  void run_model(std::string_view name, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& outputs,
+                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  /// The call a simulation makes every step, in one round trip: stores `inputs` (AI.TENSORSET of
+  /// each, named by TensorRef::name), runs the model on them and fetches the tensors named
+  /// `outputs`, returned in that order. The inputs are borrowed for the call and sent without a
+  /// copy (as put_tensors). Inputs and outputs are this client's own scratch tensors: all of them
+  /// are stored under the write prefix (SSKEYOUT) when tensor prefixing is on, and left on the
+  /// server afterwards. Throws as put_tensors and run_model; if any step fails, the first error
+  /// is thrown and no result is returned (output keys may then hold an earlier step's values).
+  std::vector<Tensor> run_model_on(
+      std::string_view name, std::span<const TensorRef> inputs,
+      const std::vector<std::string>& outputs,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  /// The chunk size set_model splits blobs into: the server's MODEL_CHUNK_SIZE (AI.CONFIG GET),
+  /// asked once per Client and cached (a server that cannot answer counts as RedisAI's default,
+  /// 511 MiB). Any chunk size works with any server; it only bounds the size of one argument.
+  std::int64_t model_chunk_size();
+  /// Sets the server's MODEL_CHUNK_SIZE (AI.CONFIG MODEL_CHUNK_SIZE, which applies to every
+  /// client) and this client's cached value. Throws InvalidArgumentError if `bytes` < 1.
+  void set_model_chunk_size(std::int64_t bytes);
+
+  /// Compiles and stores a TorchScript script. With no `entry_points` it is sent as AI.SCRIPTSET
+  /// (the form SmartRedis sends; run it with the 4-argument run_script), otherwise as
+  /// AI.SCRIPTSTORE with those entry points, each of which must be a function
+  /// f(tensors: List[Tensor], keys: List[str], args: List[str]) (run it with the 6-argument
+  /// run_script). Replaces any script under the name. Throws ServerError with the compiler's
+  /// message if the source does not compile or an entry point is missing.
+  void set_script(std::string_view name, std::string_view device, std::string_view source,
+                  const std::vector<std::string>& entry_points = {});
+  /// set_script with the text of the file at `path`. Throws InvalidArgumentError if the file
+  /// cannot be read.
+  void set_script_from_file(std::string_view name, std::string_view device, const std::string& path,
+                            const std::vector<std::string>& entry_points = {});
+  /// The source of a stored script (AI.SCRIPTGET SOURCE). Throws KeyNotFoundError if missing.
+  std::string get_script(std::string_view name);
+  /// Calls `function` of a script with the input tensors as positional arguments and stores its
+  /// results under `outputs` (AI.SCRIPTRUN, all or none). Timeout and errors as run_model; an
+  /// unknown function throws ServerError.
+  void run_script(std::string_view name, std::string_view function,
+                  const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  /// Calls an entry point as function(tensors, keys, args) (AI.SCRIPTEXECUTE): `inputs` are
+  /// tensor names (prefixed as in run_model), `keys` are passed as raw strings (no prefix) and
+  /// `args` as strings. Stores the results under `outputs`, all or none. Timeout and errors as
+  /// run_model.
+  void run_script(std::string_view name, std::string_view function,
+                  const std::vector<std::string>& keys, const std::vector<std::string>& inputs,
+                  const std::vector<std::string>& args, const std::vector<std::string>& outputs,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  /// Deletes a script (AI.SCRIPTDEL). Returns false if there was no script under the name.
+  bool delete_script(std::string_view name);
+
+  /// Run statistics of a model or script (AI.INFO). Throws KeyNotFoundError if there is neither
+  /// under the name.
+  ModelInfo model_info(std::string_view name);
+  /// Zeroes the run statistics of a model or script (AI.INFO RESETSTAT); the version is kept.
+  /// Throws KeyNotFoundError if there is neither under the name.
+  void reset_model_stats(std::string_view name);
 
   // ---- Ensemble prefixes ---------------------------------------------------------------------
 

@@ -94,6 +94,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
     return dataset_key(name, for_read) + ".meta";
   }
   std::string list_key(std::string_view name, bool for_read) const;
+  /// Model and script keys (prefixed only when use_model_prefix_ is set). In client_models.cpp.
+  std::string model_key(std::string_view name, bool for_read) const;
+
+  /// The server's MODEL_CHUNK_SIZE as last asked or set; 0 until then. In client_models.cpp.
+  std::atomic<std::int64_t> model_chunk_size_{0};
 
   void set_data_source(std::string_view source);
   void set_prefix_flag(bool& flag, bool enable) {

@@ -108,21 +108,48 @@ std::size_t Executor::queued() const {
   return queue_.size();
 }
 
-void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t& rows,
+bool Executor::cancel(Execution& execution) {
+  if (!execution.cancel()) return false;
+  { std::lock_guard lock(mutex_); }  // a gatherer is either waiting or will see the state
+  wake_.notify_all();
+  return true;
+}
+
+namespace {
+
+bool cancelled(const std::shared_ptr<Execution>& e) {
+  return e->state.load() == Execution::kCancelled;
+}
+
+std::size_t total_rows(const std::vector<std::shared_ptr<Execution>>& batch) {
+  std::size_t rows = 0;
+  for (const auto& e : batch) rows += batch_rows(*e);
+  return rows;
+}
+
+}  // namespace
+
+// Why members stay kQueued while gathering: a caller's TIMEOUT must still be able to drop a run
+// that is only waiting for others to fill its batch. They are claimed (kRunning) just before the
+// run, and any cancelled meanwhile are left out.
+void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
                             std::unique_lock<std::mutex>& lock) {
-  const Execution& first = *batch.front();
-  const BatchSettings& settings = first.batching;
-  const auto deadline = first.enqueued + settings.min_batch_timeout;
   while (true) {
+    std::erase_if(batch, cancelled);
+    if (batch.empty()) return;
+    const Execution& first = *batch.front();
+    const BatchSettings& settings = first.batching;
+    std::size_t rows = total_rows(batch);
     for (auto it = queue_.begin(); it != queue_.end() && rows < settings.batch_size;) {
       Execution* candidate = it->execution.get();
+      if (candidate && candidate->state.load() == Execution::kCancelled) {
+        it = queue_.erase(it);
+        continue;
+      }
       std::size_t r = candidate ? batch_rows(*candidate) : 0;
       if (r > 0 && rows + r <= settings.batch_size && compatible(first, *candidate)) {
-        int expected = Execution::kQueued;
-        if (candidate->state.compare_exchange_strong(expected, Execution::kRunning)) {
-          batch.push_back(std::move(it->execution));
-          rows += r;
-        }
+        batch.push_back(std::move(it->execution));
+        rows += r;
         it = queue_.erase(it);
       } else {
         ++it;
@@ -131,6 +158,7 @@ void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch, std:
     if (rows >= settings.batch_size || stopping_) return;
     if (settings.min_batch_size == 0 || rows >= settings.min_batch_size) return;
     if (settings.min_batch_timeout.count() > 0) {
+      const auto deadline = first.enqueued + settings.min_batch_timeout;
       if (Clock::now() >= deadline) return;
       wake_.wait_until(lock, deadline);
     } else {
@@ -152,18 +180,22 @@ void Executor::work() {
       lock.lock();
       continue;
     }
-    int expected = Execution::kQueued;
-    if (!item.execution->state.compare_exchange_strong(expected, Execution::kRunning)) continue;
+    if (cancelled(item.execution)) continue;
     std::vector<std::shared_ptr<Execution>> batch{std::move(item.execution)};
-    std::size_t rows = batch_rows(*batch.front());
-    if (batch.front()->model && batch.front()->batching.batch_size > 0 && rows > 0) {
-      gather_batch(batch, rows, lock);
+    const Execution& first = *batch.front();
+    if (first.model && first.batching.batch_size > 0 && batch_rows(first) > 0) {
+      gather_batch(batch, lock);
     }
+    // Claim the members; one cancelled at the last moment is left out.
+    std::erase_if(batch, [](const std::shared_ptr<Execution>& e) {
+      int expected = Execution::kQueued;
+      return !e->state.compare_exchange_strong(expected, Execution::kRunning);
+    });
     lock.unlock();
     if (batch.size() == 1) {
       run_single(*batch.front());
-    } else {
-      run_batch(batch, rows);
+    } else if (!batch.empty()) {
+      run_batch(batch, total_rows(batch));
     }
     batch.clear();  // release inputs before sleeping again
     lock.lock();

@@ -50,8 +50,9 @@ struct Execution {
   /// Called once on an executor thread: the outputs, or a failure. Not called if cancelled.
   std::function<void(Status, std::vector<OwnedTensor>)> done;
 
-  /// Cancels the execution if it has not started yet; returns true if it was cancelled (and
-  /// `done` will not be called). Thread-safe.
+  /// Marks the execution cancelled if it has not started yet; returns true if it was (then
+  /// `done` will not be called). Thread-safe. Prefer Executor::cancel, which also wakes a worker
+  /// that holds the execution while gathering a batch.
   bool cancel() noexcept;
 
   enum State : int { kQueued, kRunning, kCancelled };
@@ -70,6 +71,9 @@ class Executor {
 
   /// Queues an execution. Thread-safe; never blocks on the run itself.
   void submit(std::shared_ptr<Execution> execution);
+  /// Cancels `execution` if it has not started running (it may be queued or waiting in a batch
+  /// being gathered); returns true if it was cancelled. Thread-safe.
+  bool cancel(Execution& execution);
   /// Runs `task` on a worker (model loading and other slow work kept off the I/O threads).
   void post(std::function<void()> task);
   unsigned threads() const noexcept { return static_cast<unsigned>(workers_.size()); }
@@ -81,8 +85,9 @@ class Executor {
     std::function<void()> task;
   };
   void work();
-  // Collects queued executions that can share a run with `first` (mutex_ held).
-  void gather_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t& rows,
+  // Collects queued executions that can share a run with the batch's first (mutex_ held). Drops
+  // members cancelled meanwhile; the batch may come back empty.
+  void gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
                     std::unique_lock<std::mutex>& lock);
   static void run_single(Execution& execution);
   static void run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows);

@@ -172,7 +172,7 @@ Outcome store_model(CommandContext& c, bool legacy) {
   std::weak_ptr<Session> weak = c.session.weak_session();
   Server& server = c.server;
   std::string key(c.arg(1));
-  server.executor().post([pending, weak, &server, key, backend] {
+  server.loader().post([pending, weak, &server, key, backend] {
     std::string error;
     ModelEntry& model = pending->model;
     model.runtime = backend->load_model(model.blob.view(), pending->device, &error);

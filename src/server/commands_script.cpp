@@ -44,7 +44,7 @@ Outcome compile_and_store(CommandContext& c, ScriptEntry script, const ml::Devic
   std::weak_ptr<Session> weak = c.session.weak_session();
   Server& server = c.server;
   std::string key(c.arg(1));
-  server.executor().post([pending, weak, &server, key, backend, device] {
+  server.loader().post([pending, weak, &server, key, backend, device] {
     std::string error;
     pending->runtime = backend->load_script(pending->source, device, &error);
     std::string problem = pending->runtime ? "" : error;

@@ -118,14 +118,15 @@ Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> exec
     session->resume(store_outputs(server, keys, std::move(outputs)));
   };
   std::weak_ptr<ml::Execution> weak_execution = execution;
-  c.session.on_close_while_parked([weak_execution] {
-    if (auto e = weak_execution.lock()) e->cancel();
+  ml::Executor& executor = server.executor();
+  c.session.on_close_while_parked([weak_execution, &executor] {
+    if (auto e = weak_execution.lock()) executor.cancel(*e);
   });
   if (timeout) {
-    c.session.arm_timer(*timeout, [weak, weak_execution] {
+    c.session.arm_timer(*timeout, [weak, weak_execution, &executor] {
       auto e = weak_execution.lock();
       auto session = weak.lock();
-      if (e && session && e->cancel()) {
+      if (e && session && executor.cancel(*e)) {
         session->resume([](ReplyBuffer& reply) { reply.simple("TIMEDOUT"); });
       }
     });

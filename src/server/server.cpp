@@ -56,6 +56,7 @@ Server::Server(ServerOptions options)
   io_threads_ = options_.threads != 0 ? options_.threads
                                       : std::max(1u, std::thread::hardware_concurrency());
   executor_ = std::make_unique<ml::Executor>(options_.executor_threads);
+  loader_ = std::make_unique<ml::Executor>(1);
   keyspace_.set_max_memory(options_.max_memory);
   keyspace_.set_write_listener([this](std::string_view key) { waits_.notify(key); });
 }

@@ -53,6 +53,9 @@ class Server {
   void set_backend(std::shared_ptr<ml::Backend> backend) { backend_ = std::move(backend); }
   ml::Backend* backend() const noexcept { return backend_.get(); }
   ml::Executor& executor() noexcept { return *executor_; }
+  /// A separate thread for loading models and compiling scripts, so a store never waits behind
+  /// executions (or a batch being gathered) and a slow load never delays runs.
+  ml::Executor& loader() noexcept { return *loader_; }
   /// AI.CONFIG MODEL_CHUNK_SIZE: AI.MODELGET splits larger blobs into chunks of this size.
   std::size_t model_chunk_size() const noexcept { return model_chunk_size_.load(); }
   void set_model_chunk_size(std::size_t bytes) noexcept { model_chunk_size_.store(bytes); }
@@ -134,6 +137,7 @@ class Server {
   std::unique_ptr<Network> network_;
   std::shared_ptr<ml::Backend> backend_;
   std::unique_ptr<ml::Executor> executor_;
+  std::unique_ptr<ml::Executor> loader_;
   std::atomic<std::size_t> model_chunk_size_{511u << 20};  // RedisAI's default
 };
 

@@ -343,6 +343,24 @@ TEST_F(ModelTest, TimeoutDropsAQueuedRunAndIoThreadsStayFree) {
   EXPECT_EQ(c_.call({"EXISTS", "y"}).integer, 1);
 }
 
+// Regression: a run waiting for its batch to fill has not started, so its TIMEOUT applies.
+TEST_F(ModelTest, TimeoutAppliesWhileWaitingForABatch) {
+  store("slow", "mlp.pt", {"BATCHSIZE", "100", "MINBATCHSIZE", "100", "MINBATCHTIMEOUT", "3000"});
+  ASSERT_TRUE(c_.call({"AI.TENSORSET", "x", "FLOAT", "2", "4"}).is_ok());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(c_.call({"AI.MODELEXECUTE", "slow", "INPUTS", "1", "x", "OUTPUTS", "1", "y", "TIMEOUT",
+                     "100"})
+                .str(),
+            "+TIMEDOUT");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+  EXPECT_EQ(c_.call({"EXISTS", "y"}).integer, 0);
+  // The executor is free again at once: a store and a run of another model go through.
+  store("scale", "scale.pt");
+  EXPECT_TRUE(
+      c_.call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "x", "OUTPUTS", "1", "z"}).is_ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+}
+
 TEST_F(ModelTest, ReplacingAModelWhileItRuns) {
   store("mlp", "mlp.pt");
   std::atomic<bool> stop{false};

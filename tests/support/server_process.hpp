@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -130,10 +131,21 @@ class ServerProcess {
       addr.sin_port = htons(static_cast<uint16_t>(port_));
       bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
       ::close(fd);
-      if (ok) return true;
+      if (ok && unix_socket_ready()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
+  }
+
+  // The Unix socket is bound after the TCP port: wait for both before declaring the server ready.
+  bool unix_socket_ready() const {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path_.c_str());
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
   }
 
   std::string tmpdir_, dir_, socket_path_;

@@ -2,7 +2,8 @@
 # Runs a command against a fresh slipstream server: starts `SLIPSTREAM server` on a free loopback
 # port with a Unix socket in a private temporary directory, exports SLIPSTREAM_ADDRESS (the Unix
 # socket, or TCP with WITH_SERVER_TCP=1), runs the command, stops the server, returns the
-# command's exit status.
+# command's exit status. WITH_SERVER_ARGS adds options to the server's command line (split on
+# spaces), e.g. WITH_SERVER_ARGS="--requirepass secret".
 # Usage: with_server.sh /path/to/slipstream command [args...]
 set -euo pipefail
 bin=$1
@@ -17,7 +18,7 @@ trap cleanup EXIT
 for _ in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 30000))
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-  "$bin" server --port "$port" --unixsocket "$dir/s.sock" --dir "$dir" --loglevel warn &
+  "$bin" server --port "$port" --unixsocket "$dir/s.sock" --dir "$dir" --loglevel warn ${WITH_SERVER_ARGS:-} &
   pid=$!
   for _ in $(seq 200); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break 2; fi

@@ -1,0 +1,468 @@
+// Benchmark: the EKE-shaped MLP (4 features in, 1 value out per cell) served by `slipstream server`
+// over its Unix socket, against the same TorchScript file run in-process with LocalModel, in one
+// run. Prints Markdown tables: latency and throughput per batch of cells, and 8 concurrent callers
+// of 64 cells each with server-side batching on (BATCHSIZE 512) and off.
+//
+// The server path is the call a simulation makes every step: Client::run_model_on, which sends the
+// inputs, runs the model and fetches the outputs in one round trip. `run_model` alone (inputs
+// already stored, outputs left on the server) is shown beside it. The in-process path is
+// LocalModel::run into the caller's output buffer. Each repetition runs every cell once, in turn
+// (interleaved, so drifts in machine load hit all alike); figures are medians over repetitions. A
+// benchmark, not a test: it never fails on a figure.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slipstream/client.hpp"
+#include "slipstream/local_model.hpp"
+
+#ifndef SLIPSTREAM_BINARY
+#error "SLIPSTREAM_BINARY must name the slipstream executable"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using slipstream::Client;
+
+// The same model as tests/client/client_model_test.cpp: Linear(4, 8) + ReLU + Linear(8, 1).
+constexpr const char* kMakeModel = R"PY(
+import sys, torch
+class Eke(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = torch.nn.Linear(4, 8)
+        self.output = torch.nn.Linear(8, 1)
+    def forward(self, x):
+        return self.output(torch.relu(self.hidden(x)))
+m = Eke()
+with torch.no_grad():
+    for o in range(8):
+        m.hidden.bias[o] = ((o % 3) - 1) * 0.125
+        for i in range(4):
+            m.hidden.weight[o, i] = (((o * 4 + i) % 7) - 3) * 0.25
+        m.output.weight[0, o] = ((o % 5) - 2) * 0.5
+    m.output.bias[0] = 0.375
+torch.jit.save(torch.jit.script(m), sys.argv[1])
+)PY";
+
+std::string read_all(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+/// A scratch directory, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/slipstream-model-bench-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// Writes the EKE model with Debian's python3-torch (/usr/bin/python3, whatever python3 is first
+/// on PATH) and returns its path.
+std::string make_model(const TempDir& dir) {
+  const std::string script = dir.path() + "/make_model.py", model = dir.path() + "/eke.pt";
+  std::ofstream(script) << kMakeModel;
+  const std::string command =
+      "/usr/bin/python3 " + script + " " + model + " > " + dir.path() + "/python.log 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    throw std::runtime_error(
+        "/usr/bin/python3 could not write the model (python3-torch "
+        "installed?): " +
+        read_all(dir.path() + "/python.log"));
+  }
+  return model;
+}
+
+/// `slipstream server` on a Unix socket only (port 0), in `dir`; SIGTERM and reaped on
+/// destruction.
+class ServerChild {
+ public:
+  ServerChild(const std::string& binary, const std::string& dir, std::vector<std::string> extra)
+      : socket_(dir + "/slipstream.sock") {
+    std::vector<std::string> args = {binary,  "server", "--port",    "0",          "--unixsocket",
+                                     socket_, "--dir",  dir + "/db", "--loglevel", "warn"};
+    std::filesystem::create_directories(dir + "/db");
+    args.insert(args.end(), extra.begin(), extra.end());
+    const std::string log = dir + "/server.log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen(log.c_str(), "a", stdout);
+      std::freopen(log.c_str(), "a", stderr);
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      std::fprintf(stderr, "cannot execute %s\n", argv[0]);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 1000; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      try {
+        Client probe(address());
+        return;
+      } catch (const slipstream::Error&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    stop();
+    throw std::runtime_error("slipstream server did not start: " + read_all(log));
+  }
+  ~ServerChild() { stop(); }
+  ServerChild(const ServerChild&) = delete;
+  ServerChild& operator=(const ServerChild&) = delete;
+  std::string address() const { return "unix://" + socket_; }
+
+ private:
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
+struct Settings {
+  double seconds = 0.8;  // measured time of one run of one cell
+  int repetitions = 5;
+  int min_calls = 3;
+};
+
+/// Figures of one run, or the median of several.
+struct Figures {
+  double calls_per_second = 0;
+  double p50_us = 0;
+};
+
+double percentile(std::vector<double>& values, double fraction) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  auto index = static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+/// Runs `call(thread)` back to back on `threads` threads for settings.seconds (and at least
+/// min_calls times per thread). `call` must be safe to run concurrently with other threads'.
+Figures measure(int threads, const Settings& settings, const std::function<void(int)>& call) {
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<std::string> errors(threads);
+  std::latch start(threads + 1);
+  std::atomic<Clock::rep> last_end{0};
+  const auto duration =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings.seconds));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      auto& samples = latencies[t];
+      samples.reserve(1 << 16);
+      start.arrive_and_wait();
+      const auto deadline = Clock::now() + duration;
+      try {
+        while (true) {
+          auto t0 = Clock::now();
+          call(t);
+          auto t1 = Clock::now();
+          samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+          if (t1 >= deadline && static_cast<int>(samples.size()) >= settings.min_calls) break;
+        }
+      } catch (const std::exception& error) {
+        errors[t] = error.what();
+      }
+      auto end = Clock::now().time_since_epoch().count();
+      auto seen = last_end.load();
+      while (end > seen && !last_end.compare_exchange_weak(seen, end)) {
+      }
+    });
+  }
+  const auto begin = Clock::now();
+  start.arrive_and_wait();
+  for (auto& worker : workers) worker.join();
+  for (const auto& error : errors) {
+    if (!error.empty()) throw std::runtime_error(error);
+  }
+  std::vector<double> all;
+  for (const auto& samples : latencies) all.insert(all.end(), samples.begin(), samples.end());
+  const double elapsed =
+      std::chrono::duration<double>(Clock::time_point(Clock::duration(last_end.load())) - begin)
+          .count();
+  return {static_cast<double>(all.size()) / elapsed, percentile(all, 0.5)};
+}
+
+Figures median_of(const std::vector<Figures>& runs) {
+  std::vector<double> rates, p50s;
+  for (const auto& run : runs) {
+    rates.push_back(run.calls_per_second);
+    p50s.push_back(run.p50_us);
+  }
+  return {percentile(rates, 0.5), percentile(p50s, 0.5)};
+}
+
+std::string number(double value) {
+  char text[32];
+  if (value >= 1e7) {
+    std::snprintf(text, sizeof text, "%.3g", value);
+  } else if (value >= 100) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+  } else if (value >= 10) {
+    std::snprintf(text, sizeof text, "%.1f", value);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f", value);
+  }
+  return text;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+/// One caller's inputs and output buffer for a batch of `cells`.
+struct Batch {
+  std::int64_t cells;
+  std::vector<float> x, y;
+  std::vector<std::int64_t> x_shape, y_shape;
+  explicit Batch(std::int64_t n, int seed)
+      : cells(n),
+        x(static_cast<std::size_t>(n) * 4),
+        y(static_cast<std::size_t>(n)),
+        x_shape{n, 4},
+        y_shape{n, 1} {
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      x[k] = static_cast<float>(static_cast<int>((k * 37 + seed * 101) % 41) - 20) / 8.0f;
+    }
+  }
+};
+
+enum Method { kLocal, kServerOn, kServerRun, kMethods };
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"EKE MLP: slipstream server (Unix socket) against in-process LocalModel"};
+  Settings settings;
+  bool quick = false;
+  std::vector<std::int64_t> batches = {1, 64, 4096, 65536};
+  int callers = 8;
+  std::int64_t caller_cells = 64;
+  std::int64_t batch_size = 512;
+  std::string binary = SLIPSTREAM_BINARY;
+  std::vector<std::string> server_args;
+  app.add_option("--seconds", settings.seconds, "Measured seconds per run of one cell")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repetitions", settings.repetitions, "Interleaved runs; figures are medians")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cells", batches, "Batch sizes (cells per call) of the latency table");
+  app.add_option("--callers", callers, "Concurrent callers of the batching table")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--caller-cells", caller_cells, "Cells per call of each concurrent caller")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batchsize", batch_size, "BATCHSIZE of the batching model")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--quick", quick, "A very short run (1 repetition of 0.05 s): checks, not figures");
+  app.add_option("--slipstream", binary, "slipstream executable");
+  app.add_option("--server-arg", server_args,
+                 "Extra server argument (repeatable), e.g. --server-arg=--executor-threads=4");
+  CLI11_PARSE(app, argc, argv);
+  if (quick) {
+    settings.seconds = 0.05;
+    settings.repetitions = 1;
+    settings.min_calls = 1;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  try {
+    TempDir dir;
+    const std::string model_path = make_model(dir);
+    const std::string model = read_all(model_path);
+    ServerChild server(binary, dir.path(), server_args);
+    const auto local = slipstream::LocalModel::from_file(model_path, "CPU");
+
+    Client client(server.address());
+    client.set_model("eke", model);
+    slipstream::ModelOptions batching;
+    batching.batch_size = batch_size;
+    client.set_model("eke_batched", model, "TORCH", "CPU", batching);
+
+    // ---- Latency and throughput per batch of cells, one caller ----
+    std::vector<Batch> inputs;
+    for (std::int64_t cells : batches) {
+      inputs.emplace_back(cells, static_cast<int>(cells));
+      Batch& b = inputs.back();
+      client.put_tensor<float>("x" + std::to_string(cells), b.x, b.x_shape);
+    }
+    auto run_cell = [&](std::size_t i, Method method) {
+      Batch& b = inputs[i];
+      const std::string x_name = "x" + std::to_string(b.cells),
+                        y_name = "y" + std::to_string(b.cells);
+      std::vector<slipstream::TensorRef> refs{
+          slipstream::TensorRef::of<float>(x_name, b.x, b.x_shape)};
+      switch (method) {
+        case kLocal: {
+          std::vector<slipstream::MutableTensorRef> out{
+              slipstream::MutableTensorRef::of<float>(b.y, b.y_shape)};
+          return measure(1, settings, [&](int) { local.run(refs, out); });
+        }
+        case kServerOn:
+          return measure(1, settings, [&](int) {
+            auto y = client.run_model_on("eke", refs, {y_name});
+            std::copy_n(y[0].data<float>().data(), b.y.size(), b.y.data());
+          });
+        default:
+          return measure(1, settings, [&](int) { client.run_model("eke", {x_name}, {y_name}); });
+      }
+    };
+
+    // ---- Concurrent callers, batching on and off, and in-process for reference ----
+    std::vector<std::unique_ptr<Client>> caller_clients;
+    std::vector<Batch> caller_inputs;
+    for (int c = 0; c < callers; ++c) {
+      caller_clients.push_back(std::make_unique<Client>(server.address()));
+      caller_inputs.emplace_back(caller_cells, 1000 + c);
+    }
+    enum Concurrent { kUnbatched, kBatched, kLocalThreads, kConcurrent };
+    auto run_concurrent = [&](Concurrent which) {
+      return measure(callers, settings, [&](int c) {
+        Batch& b = caller_inputs[c];
+        const std::string x_name = "cx" + std::to_string(c), y_name = "cy" + std::to_string(c);
+        std::vector<slipstream::TensorRef> refs{
+            slipstream::TensorRef::of<float>(x_name, b.x, b.x_shape)};
+        if (which == kLocalThreads) {
+          std::vector<slipstream::MutableTensorRef> out{
+              slipstream::MutableTensorRef::of<float>(b.y, b.y_shape)};
+          local.run(refs, out);
+          return;
+        }
+        auto y = caller_clients[c]->run_model_on(which == kBatched ? "eke_batched" : "eke", refs,
+                                                 {y_name});
+        std::copy_n(y[0].data<float>().data(), b.y.size(), b.y.data());
+      });
+    };
+
+    const auto started = Clock::now();
+    std::vector<std::vector<std::vector<Figures>>> cell_runs(
+        batches.size(), std::vector<std::vector<Figures>>(kMethods));
+    std::vector<std::vector<Figures>> concurrent_runs(kConcurrent);
+    std::vector<double> mean_batch;
+    Settings warm_up = settings;
+    warm_up.seconds = std::min(settings.seconds, 0.05);
+    warm_up.min_calls = 1;
+    for (int rep = -1; rep < settings.repetitions; ++rep) {  // rep -1: unmeasured warm-up
+      const Settings saved = settings;
+      if (rep < 0) settings = warm_up;
+      for (std::size_t i = 0; i < batches.size(); ++i) {
+        for (int m = 0; m < kMethods; ++m) {
+          Figures f = run_cell(i, static_cast<Method>(m));
+          if (rep >= 0) cell_runs[i][m].push_back(f);
+        }
+      }
+      for (int k = 0; k < kConcurrent; ++k) {
+        if (k == kBatched) client.reset_model_stats("eke_batched");
+        Figures f = run_concurrent(static_cast<Concurrent>(k));
+        if (k == kBatched && rep >= 0) {
+          mean_batch.push_back(client.model_info("eke_batched").mean_batch_size);
+        }
+        if (rep >= 0) concurrent_runs[k].push_back(f);
+      }
+      settings = saved;
+    }
+    const double total_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+
+    // ---- Report ----
+    std::string extra;
+    for (const auto& arg : server_args) extra += " " + arg;
+    std::printf("Machine: %s, %u hardware threads. Server: %s over its Unix socket%s%s.\n",
+                cpu_model().c_str(), std::thread::hardware_concurrency(), binary.c_str(),
+                extra.empty() ? "" : ", with", extra.c_str());
+    std::printf("%d repetitions of %.2f s per cell, medians; %.0f s in all.\n\n",
+                settings.repetitions, settings.seconds, total_seconds);
+    std::printf("One caller (latency p50 in us; throughput in cells/s):\n\n");
+    std::printf(
+        "| cells | in-process p50 | server run_model_on p50 | server run_model p50 | "
+        "run_model_on - in-process | in-process cells/s | run_model_on cells/s | "
+        "ratio (server/in-process, cells/s) |\n");
+    std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      Figures local_f = median_of(cell_runs[i][kLocal]);
+      Figures on = median_of(cell_runs[i][kServerOn]);
+      Figures run = median_of(cell_runs[i][kServerRun]);
+      const double cells = static_cast<double>(batches[i]);
+      std::printf("| %lld | %s | %s | %s | %s | %s | %s | %.2fx |\n",
+                  static_cast<long long>(batches[i]), number(local_f.p50_us).c_str(),
+                  number(on.p50_us).c_str(), number(run.p50_us).c_str(),
+                  number(on.p50_us - local_f.p50_us).c_str(),
+                  number(local_f.calls_per_second * cells).c_str(),
+                  number(on.calls_per_second * cells).c_str(),
+                  on.calls_per_second / local_f.calls_per_second);
+    }
+    const double cells = static_cast<double>(caller_cells);
+    Figures unbatched = median_of(concurrent_runs[kUnbatched]);
+    Figures batched = median_of(concurrent_runs[kBatched]);
+    Figures local_threads = median_of(concurrent_runs[kLocalThreads]);
+    std::printf(
+        "\n%d concurrent callers of %lld cells each (run_model_on; each caller its own "
+        "Client):\n\n",
+        callers, static_cast<long long>(caller_cells));
+    std::printf(
+        "| path | calls/s | cells/s | p50 us | mean batch (callers/run) | "
+        "ratio to unbatched |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|\n");
+    std::printf("| server, no batching | %s | %s | %s | 1 | 1.00x |\n",
+                number(unbatched.calls_per_second).c_str(),
+                number(unbatched.calls_per_second * cells).c_str(),
+                number(unbatched.p50_us).c_str());
+    std::printf("| server, BATCHSIZE %lld | %s | %s | %s | %s | %.2fx |\n",
+                static_cast<long long>(batch_size), number(batched.calls_per_second).c_str(),
+                number(batched.calls_per_second * cells).c_str(), number(batched.p50_us).c_str(),
+                number(percentile(mean_batch, 0.5)).c_str(),
+                batched.calls_per_second / unbatched.calls_per_second);
+    std::printf("| in-process LocalModel, %d threads | %s | %s | %s | - | %.2fx |\n", callers,
+                number(local_threads.calls_per_second).c_str(),
+                number(local_threads.calls_per_second * cells).c_str(),
+                number(local_threads.p50_us).c_str(),
+                local_threads.calls_per_second / unbatched.calls_per_second);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "model_bench: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

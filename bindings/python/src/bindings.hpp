@@ -1,0 +1,70 @@
+// Internal to slipstream._slipstream: the bind_* function of each source file (one per class) and
+// the numpy conversions that Client and Dataset share.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slipstream/reply.hpp"
+#include "slipstream/tensor_data.hpp"
+
+namespace slipstream::python {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& module);      // errors.cpp: exception hierarchy and translator
+void bind_tensor(py::module_& module);      // tensor.cpp: DType and dtype helpers
+void bind_dataset(py::module_& module);     // dataset.cpp: Dataset
+void bind_model_info(py::module_& module);  // model_info.cpp: ModelInfo
+void bind_client(py::module_& module);      // client.cpp: Client
+
+/// A caller's value readied for a put, built with the GIL held. `array` is a numpy array of a
+/// supported dtype in native byte order that is C- or Fortran-contiguous: a numpy array is used as
+/// it is when it already qualifies (no copy), anything else (torch tensors, objects with
+/// __dlpack__ or __array_interface__, nested lists) goes through slipstream._convert.to_numpy, and
+/// a non-contiguous or byte-swapped array is copied once. `data` borrows from `array`, so it stays
+/// valid while this object lives; destroy it with the GIL held.
+struct ArrayInput {
+  py::array array;
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  MemoryOrder order = MemoryOrder::kC;
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// Throws TypeError for a dtype Slipstream cannot store (e.g. float16, uint32, complex, object).
+ArrayInput array_input(py::handle value);
+
+/// A writable array for unpack_tensor: must be a numpy array, writable, C- or Fortran-contiguous.
+/// Throws TypeError / ValueError otherwise.
+ArrayInput output_array(py::handle value);
+
+/// The DType of a numpy dtype; throws TypeError if there is none.
+DType dtype_of_numpy(const py::dtype& dtype);
+/// The numpy dtype of a DType.
+py::dtype numpy_dtype(DType dtype);
+
+/// Hands a received tensor to numpy without copying its bytes: the Tensor moves to the heap and a
+/// capsule that deletes it becomes the array's base object. The array is writable and C-ordered.
+py::array array_from_tensor(Tensor tensor);
+
+/// A read-only numpy view of a tensor owned by `owner` (whose lifetime the view extends).
+py::array array_view(const Tensor& tensor, py::handle owner);
+
+/// A server reply as Python values (reply.cpp): bulk strings -> bytes, status -> str, integers
+/// -> int, bool -> bool, doubles -> float, big numbers -> int, nil -> None, arrays/sets/pushes ->
+/// list, maps -> dict, and an error nested in an array -> a ServerError instance (not raised).
+py::object reply_to_python(const Reply& reply);
+
+/// Text for Python from bytes that should be UTF-8 (server messages may quote binary keys):
+/// invalid sequences become U+FFFD instead of raising.
+py::str lossy_str(std::string_view text);
+
+}  // namespace slipstream::python
