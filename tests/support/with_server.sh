@@ -21,7 +21,9 @@ for _ in 1 2 3 4 5; do
   "$bin" server --port "$port" --unixsocket "$dir/s.sock" --dir "$dir" --loglevel warn ${WITH_SERVER_ARGS:-} &
   pid=$!
   for _ in $(seq 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break 2; fi
+    # The private Unix socket appears only after this server has bound its TCP port, so a port
+    # another process took between the check above and the bind is not mistaken for ours.
+    if [ -S "$dir/s.sock" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break 2; fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.02
   done
