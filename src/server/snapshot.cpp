@@ -156,6 +156,7 @@ class SnapshotWriter {
   explicit SnapshotWriter(int fd) : fd_(fd), buffer_(Buffer::uninitialized(kIoBufferSize)) {}
 
   void bytes(const char* data, std::size_t size) {
+    if (size == 0) return;  // an empty value may have no storage at all (data == nullptr)
     crc_ = crc64(crc_, {data, size});
     if (size >= kDirectIoThreshold) {
       flush();
