@@ -30,8 +30,12 @@ CommandTable::CommandTable() {
 }
 
 const CommandSpec* CommandTable::find(std::string_view name) const {
-  if (name.size() > 64) return nullptr;
-  auto it = index_.find(lower(name));
+  char folded[64];
+  if (name.size() > sizeof folded) return nullptr;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    folded[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  }
+  auto it = index_.find(std::string_view(folded, name.size()));
   return it == index_.end() ? nullptr : &specs_[it->second];
 }
 

@@ -64,8 +64,15 @@ class CommandTable {
   static std::vector<std::string_view> flag_names(std::uint32_t flags);
 
  private:
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const noexcept {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
   std::vector<CommandSpec> specs_;
-  std::unordered_map<std::string, std::size_t> index_;  // lower-case name -> specs_ index
+  // lower-case name -> specs_ index; looked up without allocating (every request does it)
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
 };
 
 /// True when argument count `argc` (command name included) satisfies `arity`.
