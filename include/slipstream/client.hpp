@@ -20,6 +20,13 @@
 
 namespace slipstream {
 
+/// Whether the server is one of several cluster shards (see ClientOptions::cluster).
+enum class ClusterMode {
+  kAuto,        ///< `SR_DB_TYPE` (`Clustered` / `Standalone`, as SmartRedis) if set, else ask
+  kStandalone,  ///< one server: every request goes to the address given
+  kClustered,   ///< a Slipstream or Redis cluster: requests are routed by the slots of their keys
+};
+
 /// How a Client connects. Every field has a default; unset strings are taken from the environment.
 struct ClientOptions {
   /// `tcp://host:port`, `unix:///path/to/socket` or `host:port`. Empty: `SLIPSTREAM_ADDRESS`, else
@@ -36,6 +43,17 @@ struct ClientOptions {
   std::optional<std::string> key_prefix_out;
   /// Comma-separated ensemble prefixes for reads; the first is the data source. Unset: `SSKEYIN`.
   std::optional<std::string> key_prefixes_in;
+  /// Cluster or single server. kAuto asks the server with CLUSTER SLOTS once when connecting (a
+  /// server without cluster mode, Redis included, answers with an error: standalone); no request
+  /// after that costs an extra round trip in either mode.
+  ClusterMode cluster = ClusterMode::kAuto;
+  /// Reconnecting to a server or shard that was reachable before (it restarted, or its
+  /// connection broke): at most this many attempts, `reconnect_backoff` apart and then twice as
+  /// long each time, all within `reconnect_timeout` (each attempt also within connect_timeout).
+  /// Defaults: 3 attempts, 50 ms, 1 s, so a shard that is down fails its call in ~150 ms.
+  int reconnect_attempts = 3;
+  std::chrono::milliseconds reconnect_backoff{50};
+  std::chrono::milliseconds reconnect_timeout{1000};
 };
 
 /// Wait time meaning "no limit" for wait_for_keys.

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "common/command_keys.hpp"
 #include "common/slot.hpp"
 #include "server/command_table.hpp"
-#include "server/command_util.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -139,49 +139,11 @@ std::vector<std::size_t> command_key_positions(const CommandSpec& spec,
   return positions;
 }
 
-std::vector<std::size_t> counted_key_sections(std::span<const Buffer> args, std::size_t start,
-                                              std::span<const std::string_view> key_sections,
-                                              std::span<const std::string_view> other_sections) {
-  auto is_one_of = [](std::string_view word, std::span<const std::string_view> words) {
-    for (auto w : words) {
-      if (equals_nocase(word, w)) return true;
-    }
-    return false;
-  };
-  std::vector<std::size_t> positions;
-  std::size_t i = start;
-  while (i < args.size()) {
-    std::string_view word = args[i].view();
-    if (equals_nocase(word, "TIMEOUT")) {
-      i += 2;
-      continue;
-    }
-    bool keys = is_one_of(word, key_sections);
-    if (!keys && !is_one_of(word, other_sections)) break;
-    auto count = i + 1 < args.size() ? parse_int(args[i + 1].view()) : std::nullopt;
-    if (!count || *count < 0) break;
-    i += 2;
-    for (std::int64_t k = 0; k < *count && i < args.size(); ++k, ++i) {
-      if (keys) positions.push_back(i);
-    }
-  }
-  return positions;
-}
-
-std::vector<std::size_t> uncounted_key_sections(std::span<const Buffer> args, std::size_t start) {
-  std::vector<std::size_t> positions;
-  bool in_keys = false;
-  for (std::size_t i = start; i < args.size(); ++i) {
-    std::string_view word = args[i].view();
-    if (!in_keys && equals_nocase(word, "TIMEOUT")) {
-      ++i;
-    } else if (equals_nocase(word, "INPUTS") || equals_nocase(word, "OUTPUTS")) {
-      in_keys = true;
-    } else if (in_keys && word != "$") {
-      positions.push_back(i);
-    }
-  }
-  return positions;
+std::vector<std::size_t> redisai_run_keys(std::span<const Buffer> args) {
+  std::vector<std::string_view> views;
+  views.reserve(args.size());
+  for (const Buffer& arg : args) views.push_back(arg.view());
+  return redisai_run_key_positions(views);
 }
 
 std::optional<std::string> Cluster::check(const CommandSpec& spec,

@@ -60,16 +60,9 @@ class Cluster {
 std::vector<std::size_t> command_key_positions(const CommandSpec& spec,
                                                std::span<const Buffer> args);
 
-/// Key positions of RedisAI-style counted sections from `start`: "KEYWORD n item ... item", where
-/// the items of keywords in `key_sections` are keys and those of `other_sections` are not;
-/// "TIMEOUT ms" is skipped. Stops at anything else (the handler reports it).
-std::vector<std::size_t> counted_key_sections(std::span<const Buffer> args, std::size_t start,
-                                              std::span<const std::string_view> key_sections,
-                                              std::span<const std::string_view> other_sections);
-
-/// Key positions of the older uncounted form from `start`: "[TIMEOUT ms] INPUTS in ... OUTPUTS
-/// out ..." ("$" is not a key).
-std::vector<std::size_t> uncounted_key_sections(std::span<const Buffer> args, std::size_t start);
+/// KeyFinder for AI.MODELEXECUTE / AI.MODELRUN / AI.SCRIPTEXECUTE / AI.SCRIPTRUN: their tensor
+/// keys (common/command_keys.hpp), not the model or script key, which every shard holds.
+std::vector<std::size_t> redisai_run_keys(std::span<const Buffer> args);
 
 /// Deterministic 40-hex-digit node id for "host:port".
 std::string cluster_node_id(std::string_view endpoint);

@@ -474,16 +474,6 @@ Outcome ai_config(CommandContext& c) {
   return Outcome::kDone;
 }
 
-// Cluster routing: the model key is stored on every shard; only the tensors route the request.
-std::vector<std::size_t> modelexecute_keys(std::span<const Buffer> args) {
-  static constexpr std::string_view kKeySections[] = {"INPUTS", "OUTPUTS"};
-  return counted_key_sections(args, 2, kKeySections, {});
-}
-
-std::vector<std::size_t> modelrun_keys(std::span<const Buffer> args) {
-  return uncounted_key_sections(args, 2);
-}
-
 }  // namespace
 
 void add_model_commands(std::vector<CommandSpec>& out) {
@@ -507,10 +497,10 @@ void add_model_commands(std::vector<CommandSpec>& out) {
      "key INPUTS n in ... OUTPUTS m out ... [TIMEOUT ms]",
      "Runs the model on the executor (batched with other callers when BATCHSIZE > 0) and stores "
      "every output at once: +OK; TIMEDOUT if not started within ms; the backend's error with "
-     "no output written.", modelexecute_keys},
+     "no output written.", redisai_run_keys},
     {"AI.MODELRUN", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelrun, "model",
      "key [TIMEOUT ms] INPUTS in ... OUTPUTS out ...", "Older form of AI.MODELEXECUTE.",
-     modelrun_keys},
+     redisai_run_keys},
     {"AI.INFO", -2, kReadOnly, 1, 1, 1, ai_info, "model", "key [RESETSTAT]",
      "Run statistics of a model or script: key, type, backend, device, tag, duration (us), "
      "samples, calls, errors, then version, runs, batches, mean_batch_size, queue_wait_us, "

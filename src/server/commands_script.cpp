@@ -292,18 +292,6 @@ Outcome scriptrun(CommandContext& c) {
                     std::move(outputs), timeout);
 }
 
-// Cluster routing: the script key is stored on every shard; only the tensors and KEYS route the
-// request.
-std::vector<std::size_t> scriptexecute_keys(std::span<const Buffer> args) {
-  static constexpr std::string_view kKeySections[] = {"KEYS", "INPUTS", "OUTPUTS"};
-  static constexpr std::string_view kOtherSections[] = {"ARGS"};
-  return counted_key_sections(args, 3, kKeySections, kOtherSections);
-}
-
-std::vector<std::size_t> scriptrun_keys(std::span<const Buffer> args) {
-  return uncounted_key_sections(args, 3);
-}
-
 }  // namespace
 
 void add_script_commands(std::vector<CommandSpec>& out) {
@@ -322,10 +310,10 @@ void add_script_commands(std::vector<CommandSpec>& out) {
     {"AI.SCRIPTEXECUTE", -3, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptexecute, "script",
      "key fn [KEYS n k ...] [INPUTS n in ...] [ARGS n a ...] [OUTPUTS m out ...] [TIMEOUT ms]",
      "Calls fn(tensors, keys, args) on the executor and stores every output at once: +OK, "
-     "TIMEDOUT, or the error with no output written.", scriptexecute_keys},
+     "TIMEDOUT, or the error with no output written.", redisai_run_keys},
     {"AI.SCRIPTRUN", -3, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptrun, "script",
      "key fn [TIMEOUT ms] INPUTS in ... OUTPUTS out ...",
-     "Older form: fn called with the input tensors as positional arguments.", scriptrun_keys},
+     "Older form: fn called with the input tensors as positional arguments.", redisai_run_keys},
   });
 }
 
