@@ -59,7 +59,11 @@ struct ClientOptions {
 /// Wait time meaning "no limit" for wait_for_keys.
 inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
 
-/// A connection to one Slipstream (or Redis-compatible) server.
+/// A connection to one Slipstream (or Redis-compatible) server, or to every shard of a cluster
+/// (ClientOptions::cluster; see docs/deployment.md): in cluster mode each request goes to the
+/// shard owning its keys' hash slot, batches are split by shard, models and scripts stored
+/// through command() go to every shard, and a shard that cannot be reached fails only the calls
+/// that need it, with a ConnectionError naming it and its slots.
 ///
 /// Thread-safety: a Client may be shared by any number of threads. Each call holds an internal
 /// mutex for its whole request/reply exchange (a batch is one exchange), so calls from different
