@@ -109,15 +109,16 @@ client::Connection& Client::Impl::connected(std::size_t node) {
       n.reached = true;
       return *n.connection;
     } catch (const Error& error) {
-      bool transient = error.code() == ErrorCode::kConnection || error.code() == ErrorCode::kTimeout;
+      bool transient =
+          error.code() == ErrorCode::kConnection || error.code() == ErrorCode::kTimeout;
       if (transient && attempt < attempts && Clock::now() + backoff < deadline) {
         std::this_thread::sleep_for(backoff);
         backoff *= 2;
         continue;
       }
       if (!clustered_ || !transient) throw;
-      std::string message = "shard " + n.name + " (slots " + n.slots + ") is unreachable: " +
-                            error.what() + " (" + std::to_string(attempt) +
+      std::string message = "shard " + n.name + " (slots " + n.slots +
+                            ") is unreachable: " + error.what() + " (" + std::to_string(attempt) +
                             (attempt == 1 ? " attempt in " : " attempts in ") +
                             std::to_string(since(start).count()) + " ms)";
       // Another shard may own these slots now: reload the map before the next request (not
@@ -132,8 +133,8 @@ client::Connection& Client::Impl::connected(std::size_t node) {
 void Client::Impl::connection_lost(std::size_t node, const Error& error) {
   nodes_[node].connection.reset();
   if (!clustered_) throw;
-  std::string message = "shard " + nodes_[node].name + " (slots " + nodes_[node].slots +
-                        "): " + error.what();
+  std::string message =
+      "shard " + nodes_[node].name + " (slots " + nodes_[node].slots + "): " + error.what();
   if (error.code() == ErrorCode::kTimeout) throw TimeoutError(message);
   if (error.code() == ErrorCode::kProtocol) throw ProtocolError(message);
   throw ConnectionError(message);
@@ -209,6 +210,8 @@ bool Client::Impl::load_map(const Reply& reply) {
   if (!seed_node && address_.kind == client::Address::Kind::kTcp) {
     seed_node = find(address_.host + ":" + std::to_string(address_.port));
   }
+  // Unidentified (no CLUSTER MYID, and named differently in the map), the seed stays the default
+  // node for keyless requests under its own name: it is a member all the same.
   if (seed_node && *seed_node != default_node_) {
     // The seed connection (and a Unix socket address, which CLUSTER SLOTS cannot name) now
     // serves the shard it belongs to.
@@ -218,13 +221,6 @@ bool Client::Impl::load_map(const Reply& reply) {
     to.reached = to.reached || from.reached;
     if (address_.kind == client::Address::Kind::kUnix) to.address = address_;
     default_node_ = *seed_node;
-  }
-  if (owner[0] == kNoOwner && nodes_[default_node_].slots.empty()) {
-    // Keep a usable default node for keyless requests: the first one with slots.
-    for (std::size_t k = 0; k < nodes_.size(); ++k) {
-      if (!nodes_[k].slots.empty()) default_node_ = k;
-      if (!nodes_[k].slots.empty()) break;
-    }
   }
   slot_owner_ = std::move(owner);
   return true;
@@ -241,8 +237,8 @@ bool Client::Impl::refresh_map() {
     try {
       if (n.connection && n.connection->closed_by_peer()) n.connection.reset();
       if (!n.connection) {
-        n.connection = open(n.address, std::min(options_.connect_timeout,
-                                                options_.reconnect_timeout));
+        n.connection =
+            open(n.address, std::min(options_.connect_timeout, options_.reconnect_timeout));
         n.reached = true;
       }
       n.connection->set_io_timeout(options_.command_timeout);

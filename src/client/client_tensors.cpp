@@ -96,8 +96,9 @@ std::vector<std::int64_t> Client::unpack_tensor(std::string_view name, DType dty
     }
     return static_cast<std::byte*>(out);
   };
-  bool ok = impl_->exchange(
-      key, request, [&](client::Connection& c) { return Impl::read_tensor_reply(c, target, &error); });
+  bool ok = impl_->exchange(key, request, [&](client::Connection& c) {
+    return Impl::read_tensor_reply(c, target, &error);
+  });
   if (!ok) client::throw_server_error(error, quoted("unpack tensor", key));
   if (mismatch) std::rethrow_exception(mismatch);
   if (staging) {

@@ -23,8 +23,7 @@ bool is_one_of(std::string_view word, std::initializer_list<std::string_view> wo
 
 // "KEYWORD n item..." sections from `start`; items of `key_sections` are keys, of
 // `other_sections` not; "TIMEOUT ms" skipped; stops at anything else.
-std::vector<std::size_t> counted_sections(std::span<const std::string_view> args,
-                                          std::size_t start,
+std::vector<std::size_t> counted_sections(std::span<const std::string_view> args, std::size_t start,
                                           std::initializer_list<std::string_view> key_sections,
                                           std::initializer_list<std::string_view> other_sections) {
   std::vector<std::size_t> positions;

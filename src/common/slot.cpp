@@ -39,8 +39,6 @@ std::string_view hash_tag(std::string_view key) noexcept {
   return key.substr(open + 1, close - open - 1);
 }
 
-int key_slot(std::string_view key) noexcept {
-  return crc16(hash_tag(key)) & (kSlotCount - 1);
-}
+int key_slot(std::string_view key) noexcept { return crc16(hash_tag(key)) & (kSlotCount - 1); }
 
 }  // namespace slipstream

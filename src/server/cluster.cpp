@@ -110,8 +110,8 @@ Cluster::Cluster(std::string_view members, int index, int port, std::string_view
   } else {
     throw std::invalid_argument(
         "cannot tell which --cluster-nodes entry is this server (--port " + std::to_string(port) +
-        ", --bind " + std::string(bind) + "): " +
-        (same_port.empty() ? "no entry has this port" : "several entries have this port") +
+        ", --bind " + std::string(bind) +
+        "): " + (same_port.empty() ? "no entry has this port" : "several entries have this port") +
         "; pass --cluster-node-index");
   }
 }

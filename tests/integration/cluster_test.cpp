@@ -91,7 +91,8 @@ std::vector<float> ramp(int n, float start) {
   return v;
 }
 
-// ---- Server side ---------------------------------------------------------------------------------
+// ---- Server side
+// ---------------------------------------------------------------------------------
 
 TEST_F(ClusterTest, SlotsNodesInfoAndMyIdDescribeOneMap) {
   RespReply first = cluster_.raw(0).call({"CLUSTER", "SLOTS"});
@@ -120,9 +121,10 @@ TEST_F(ClusterTest, SlotsNodesInfoAndMyIdDescribeOneMap) {
 
     std::string nodes = c.call({"CLUSTER", "NODES"}).text;
     std::string port = std::to_string(cluster_.port(k));
-    std::string own_line = id + " 127.0.0.1:" + port + "@" + std::to_string(cluster_.port(k) + 10000) +
-                           " myself,master - 0 0 " + std::to_string(k + 1) + " connected " +
-                           std::to_string(starts[k]) + "-" + std::to_string(ends[k]) + "\n";
+    std::string own_line = id + " 127.0.0.1:" + port + "@" +
+                           std::to_string(cluster_.port(k) + 10000) + " myself,master - 0 0 " +
+                           std::to_string(k + 1) + " connected " + std::to_string(starts[k]) + "-" +
+                           std::to_string(ends[k]) + "\n";
     EXPECT_NE(nodes.find(own_line), std::string::npos) << nodes;
     EXPECT_EQ(std::count(nodes.begin(), nodes.end(), '\n'), 3);
     EXPECT_EQ(std::count(nodes.begin(), nodes.end(), ','), 1) << "one myself,master line";
@@ -170,24 +172,23 @@ TEST_F(ClusterTest, WrongShardGetsMovedAndSeveralSlotsGetCrossSlot) {
   // tensor keys only.
   std::string blob = read_model("scale.pt");
   for (int k = 0; k < kShards; ++k) {
-    EXPECT_TRUE(cluster_.raw(k).call({"AI.MODELSTORE", "scale", "TORCH", "CPU", "BLOB", blob})
-                    .is_ok());
+    EXPECT_TRUE(
+        cluster_.raw(k).call({"AI.MODELSTORE", "scale", "TORCH", "CPU", "BLOB", blob}).is_ok());
   }
-  EXPECT_EQ(t.call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "{t}.in", "OUTPUTS", "1",
-                    "{u}.out"})
+  EXPECT_EQ(t.call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "{t}.in", "OUTPUTS", "1", "{u}.out"})
                 .str(),
             crossslot);
-  EXPECT_EQ(t.call({"AI.SCRIPTEXECUTE", "s", "f", "KEYS", "1", "{t}.k", "INPUTS", "1", "{u}.in"})
-                .str(),
-            crossslot);
+  EXPECT_EQ(
+      t.call({"AI.SCRIPTEXECUTE", "s", "f", "KEYS", "1", "{t}.k", "INPUTS", "1", "{u}.in"}).str(),
+      crossslot);
   int other = (cluster_.owner("{t}") + 1) % kShards;
-  EXPECT_TRUE(cluster_.raw(other)
-                  .call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "{t}.in", "OUTPUTS", "1",
-                         "{t}.out"})
-                  .str()
-                  .starts_with("-MOVED " + std::to_string(cluster_.raw(0)
-                                                              .call({"CLUSTER", "KEYSLOT", "{t}"})
-                                                              .integer)));
+  EXPECT_TRUE(
+      cluster_.raw(other)
+          .call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "{t}.in", "OUTPUTS", "1", "{t}.out"})
+          .str()
+          .starts_with(
+              "-MOVED " +
+              std::to_string(cluster_.raw(0).call({"CLUSTER", "KEYSLOT", "{t}"}).integer)));
   EXPECT_TRUE(cluster_.raw(other).call({"AI.MODELGET", "scale", "META"}).kind ==
               RespReply::Kind::kArray);
 }
@@ -197,11 +198,12 @@ TEST(ClusterStartup, BadMemberListsAreRefused) {
   EXPECT_THROW(ServerProcess({"--cluster-nodes", "127.0.0.1:1,127.0.0.1:2"}), std::runtime_error)
       << "no entry has this server's port";
   EXPECT_THROW(ServerProcess({"--cluster-nodes", "127.0.0.1:" + std::to_string(port),
-                              "--cluster-node-index", "1"}, {}, port),
+                              "--cluster-node-index", "1"},
+                             {}, port),
                std::runtime_error);
   EXPECT_THROW(ServerProcess({"--cluster-nodes", "nonsense"}), std::runtime_error);
-  ServerProcess explicit_index({"--cluster-nodes", "10.0.0.1:7000,10.0.0.2:7000",
-                                "--cluster-node-index", "1"});
+  ServerProcess explicit_index(
+      {"--cluster-nodes", "10.0.0.1:7000,10.0.0.2:7000", "--cluster-node-index", "1"});
   EXPECT_EQ(RawClient::tcp(explicit_index.port()).call({"CLUSTER", "MYID"}).text.size(), 40u);
   // Member 1 of 2 owns slots 8192-16383: "foo" (12182) is its own, "bar" (5061) is not.
   EXPECT_TRUE(RawClient::tcp(explicit_index.port()).call({"SET", "foo", "1"}).is_ok());
@@ -218,7 +220,8 @@ TEST(ClusterStartup, StandaloneServerHasNoCluster) {
   EXPECT_TRUE(c.call({"SET", "foo", "1"}).is_ok());
 }
 
-// ---- The native client ---------------------------------------------------------------------------
+// ---- The native client
+// ---------------------------------------------------------------------------
 
 TEST_F(ClusterTest, ClientRoutesTensorsToTheirShards) {
   Client client(cluster_.address(1));
@@ -330,8 +333,7 @@ TEST_F(ClusterTest, ModelsAreStoredOnEveryShardAndRunWhereTheirTensorsLive) {
   std::string blob = read_model("scale.pt");
   EXPECT_EQ(client.command({"AI.MODELSTORE", "scale", "TORCH", "CPU", "BLOB", blob}).string, "OK");
   for (int k = 0; k < kShards; ++k) {
-    EXPECT_EQ(cluster_.raw(k).call({"AI.MODELGET", "scale", "META"}).kind,
-              RespReply::Kind::kArray)
+    EXPECT_EQ(cluster_.raw(k).call({"AI.MODELGET", "scale", "META"}).kind, RespReply::Kind::kArray)
         << "shard " << k << " holds the model";
   }
   std::set<int> used;
@@ -380,13 +382,15 @@ TEST_F(ClusterTest, ClusterModeIsDetectedAndCanBeRefused) {
 TEST_F(ClusterTest, ClientOverAUnixSocketFindsItsShardAndReachesTheOthersOverTcp) {
   Client client(cluster_.unix_address(1));
   for (int i = 0; i < 12; ++i) client.put_bytes("u" + std::to_string(i), std::to_string(i));
-  for (int i = 0; i < 12; ++i) EXPECT_EQ(client.get_bytes("u" + std::to_string(i)), std::to_string(i));
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(client.get_bytes("u" + std::to_string(i)), std::to_string(i));
   long long total = 0;
   for (int k = 0; k < kShards; ++k) total += cluster_.raw(k).call({"DBSIZE"}).integer;
   EXPECT_EQ(total, 12);
 }
 
-// ---- Faults ---------------------------------------------------------------------------------------
+// ---- Faults
+// ---------------------------------------------------------------------------------------
 
 TEST_F(ClusterTest, KilledShardFailsOnlyItsKeysAndIsServedAgainAfterRestart) {
   ClientOptions options;

@@ -19,9 +19,9 @@ using Positions = std::vector<std::size_t>;
 TEST(RedisAiRunKeys, ModelExecuteInputsAndOutputsNotTheModel) {
   EXPECT_EQ(keys({"AI.MODELEXECUTE", "m", "INPUTS", "2", "a", "b", "OUTPUTS", "1", "c"}),
             (Positions{4, 5, 8}));
-  EXPECT_EQ(keys({"ai.modelexecute", "m", "INPUTS", "1", "a", "OUTPUTS", "1", "c", "TIMEOUT",
-                  "100"}),
-            (Positions{4, 7}));
+  EXPECT_EQ(
+      keys({"ai.modelexecute", "m", "INPUTS", "1", "a", "OUTPUTS", "1", "c", "TIMEOUT", "100"}),
+      (Positions{4, 7}));
 }
 
 TEST(RedisAiRunKeys, ModelRunUncounted) {
