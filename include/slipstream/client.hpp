@@ -20,6 +20,13 @@
 
 namespace slipstream {
 
+/// Whether the server is one of several cluster shards (see ClientOptions::cluster).
+enum class ClusterMode {
+  kAuto,        ///< `SR_DB_TYPE` (`Clustered` / `Standalone`, as SmartRedis) if set, else ask
+  kStandalone,  ///< one server: every request goes to the address given
+  kClustered,   ///< a Slipstream or Redis cluster: requests are routed by the slots of their keys
+};
+
 /// How a Client connects. Every field has a default; unset strings are taken from the environment.
 struct ClientOptions {
   /// `tcp://host:port`, `unix:///path/to/socket` or `host:port`. Empty: `SLIPSTREAM_ADDRESS`, else
@@ -36,6 +43,17 @@ struct ClientOptions {
   std::optional<std::string> key_prefix_out;
   /// Comma-separated ensemble prefixes for reads; the first is the data source. Unset: `SSKEYIN`.
   std::optional<std::string> key_prefixes_in;
+  /// Cluster or single server. kAuto asks the server with CLUSTER SLOTS once when connecting (a
+  /// server without cluster mode, Redis included, answers with an error: standalone); no request
+  /// after that costs an extra round trip in either mode.
+  ClusterMode cluster = ClusterMode::kAuto;
+  /// Reconnecting to a server or shard that was reachable before (it restarted, or its
+  /// connection broke): at most this many attempts, `reconnect_backoff` apart and then twice as
+  /// long each time, all within `reconnect_timeout` (each attempt also within connect_timeout).
+  /// Defaults: 3 attempts, 50 ms, 1 s, so a shard that is down fails its call in ~150 ms.
+  int reconnect_attempts = 3;
+  std::chrono::milliseconds reconnect_backoff{50};
+  std::chrono::milliseconds reconnect_timeout{1000};
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.
@@ -80,7 +98,11 @@ struct ModelInfo {
 /// Wait time meaning "no limit" for wait_for_keys.
 inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
 
-/// A connection to one Slipstream (or Redis-compatible) server.
+/// A connection to one Slipstream (or Redis-compatible) server, or to every shard of a cluster
+/// (ClientOptions::cluster; see docs/deployment.md): in cluster mode each request goes to the
+/// shard owning its keys' hash slot, batches are split by shard, models and scripts stored
+/// through command() go to every shard, and a shard that cannot be reached fails only the calls
+/// that need it, with a ConnectionError naming it and its slots.
 ///
 /// Thread-safety: a Client may be shared by any number of threads. Each call holds an internal
 /// mutex for its whole request/reply exchange (a batch is one exchange), so calls from different

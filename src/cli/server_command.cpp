@@ -64,6 +64,13 @@ std::function<int()> add_server_command(CLI::App& app) {
   cmd->add_option("--inter-op-threads", options->inter_op_threads,
                   "libtorch inter-op thread pool (0: libtorch's default)")
       ->capture_default_str();
+  cmd->add_option("--cluster-nodes", options->cluster_nodes,
+                  "Cluster mode: host:port of every shard, comma-separated, the same list (same "
+                  "order) on every member; member k serves slots [k*16384/n, (k+1)*16384/n)");
+  cmd->add_option("--cluster-node-index", options->cluster_node_index,
+                  "This shard's position in --cluster-nodes (default: the entry matching "
+                  "--bind:--port, else the only entry with --port)")
+      ->check(CLI::Range(0, 16383));
   cmd->add_option("--loglevel", options->log_level, "trace, debug, info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -71,6 +78,9 @@ std::function<int()> add_server_command(CLI::App& app) {
   return [options, password_file]() -> int {
     spdlog::set_level(spdlog::level::from_str(options->log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
+    if (options->cluster_node_index >= 0 && options->cluster_nodes.empty()) {
+      throw std::runtime_error("--cluster-node-index needs --cluster-nodes");
+    }
     if (!password_file->empty()) options->password = read_secret_file(*password_file);
     if (options->password.empty()) {
       if (const char* env = std::getenv("SLIPSTREAM_PASSWORD")) options->password = env;

@@ -7,6 +7,8 @@
 
 #include "client/client_impl.hpp"
 #include "client/tensor_layout.hpp"
+#include "common/command_keys.hpp"
+#include "common/slot.hpp"
 
 namespace slipstream {
 
@@ -42,6 +44,51 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return true;
 }
 
+// How the raw-command escape hatch routes in cluster mode. The client has no command table, so:
+// model and script storage goes to every shard; RedisAI runs go by their tensor keys (which must
+// share a slot); commands known to take no key go to the default node; any other command is
+// routed by its first argument, and a MOVED reply corrects a wrong guess.
+struct RawRoute {
+  Route route = Route::any();
+  bool every_node = false;
+};
+
+RawRoute route_of(const std::vector<std::string_view>& args, bool clustered) {
+  RawRoute result;
+  if (!clustered || args.size() < 2) return result;
+  std::string_view name = args[0];
+  for (std::string_view every : {"AI.MODELSTORE", "AI.MODELSET", "AI.MODELDEL", "AI.SCRIPTSTORE",
+                                 "AI.SCRIPTSET", "AI.SCRIPTDEL", "FLUSHALL", "FLUSHDB"}) {
+    if (equals_ignoring_case(name, every)) {
+      result.every_node = true;
+      return result;
+    }
+  }
+  for (std::string_view keyless :
+       {"AI.MODELGET", "AI.SCRIPTGET", "AI.INFO", "AI.CONFIG", "PING", "ECHO", "INFO", "DBSIZE",
+        "KEYS", "SCAN", "CONFIG", "SAVE", "LASTSAVE", "SHUTDOWN", "TIME", "COMMAND", "CLIENT",
+        "HELLO", "AUTH", "SELECT", "QUIT", "CLUSTER", "READONLY", "READWRITE", "ASKING"}) {
+    if (equals_ignoring_case(name, keyless)) return result;
+  }
+  std::vector<std::size_t> positions = redisai_run_key_positions(args);
+  if (positions.empty()) {
+    if (!name.starts_with("AI.MODEL") && !name.starts_with("AI.SCRIPT")) result.route = args[1];
+    return result;
+  }
+  int slot = key_slot(args[positions[0]]);
+  for (std::size_t p : positions) {
+    if (key_slot(args[p]) != slot) {
+      throw InvalidArgumentError(
+          std::string(name) + " '" + std::string(args[1]) + "': tensor '" +
+          std::string(args[positions[0]]) + "' and tensor '" + std::string(args[p]) +
+          "' are in different hash slots, so no one shard holds both. In cluster mode a run's "
+          "inputs and outputs must share a {hash tag}, e.g. '{run1}.in' and '{run1}.out'");
+    }
+  }
+  result.route = args[positions[0]];
+  return result;
+}
+
 ClientOptions options_for(std::string_view address) {
   ClientOptions options;
   options.address = std::string(address);
@@ -50,7 +97,7 @@ ClientOptions options_for(std::string_view address) {
 
 }  // namespace
 
-// ---- Impl: connection and exchange -------------------------------------------------------------
+// ---- Impl: construction (connections and routing: client_cluster.cpp) --------------------------
 
 Client::Impl::Impl(ClientOptions options) : options_(std::move(options)) {
   std::string text =
@@ -66,25 +113,7 @@ Client::Impl::Impl(ClientOptions options) : options_(std::move(options)) {
   if (!get_prefixes_.empty()) data_source_ = get_prefixes_.front();
 
   std::lock_guard lock(io_mutex_);
-  connected();
-}
-
-client::Connection& Client::Impl::connected() {
-  if (connection_) return *connection_;
-  auto connection = client::Connection::open(address_, options_.connect_timeout);
-  if (password_) {
-    connection->set_io_timeout(options_.command_timeout);
-    Request auth;
-    auth.command({"AUTH", *password_});
-    connection->send(auth);
-    Reply reply = connection->read_reply();
-    if (reply.is_error()) {
-      throw AuthError("authentication to " + address_text_ + " failed: " + reply.string,
-                      reply.string);
-    }
-  }
-  connection_ = std::move(connection);
-  return *connection_;
+  connect_first();
 }
 
 std::chrono::milliseconds Client::Impl::io_timeout_with(std::chrono::milliseconds wait) const {
@@ -94,10 +123,10 @@ std::chrono::milliseconds Client::Impl::io_timeout_with(std::chrono::millisecond
   return options_.command_timeout + wait;
 }
 
-Reply Client::Impl::call(const Request& request, std::string_view context,
+Reply Client::Impl::call(Route route, const Request& request, std::string_view context,
                          std::chrono::milliseconds wait) {
   Reply reply = exchange(
-      request, [](client::Connection& c) { return c.read_reply(); }, wait);
+      route, request, [](client::Connection& c) { return c.read_reply(); }, wait);
   if (reply.is_error()) client::throw_server_error(reply.string, context);
   return reply;
 }
@@ -316,23 +345,47 @@ Reply Client::command(const std::vector<std::string_view>& args) {
   Request request;
   request.command(args.size());
   for (auto a : args) request.arg(a);
-  return impl_->call(request, args[0]);
+  RawRoute route = route_of(args, impl_->clustered());
+  if (route.every_node) return impl_->broadcast(request, args[0]);
+  return impl_->call(route.route, request, args[0]);
 }
 
 std::vector<Reply> Client::commands(const std::vector<std::vector<std::string_view>>& batch) {
   if (batch.empty()) return {};
-  Request request;
+  std::vector<Route> routes;
+  routes.reserve(batch.size());
   for (const auto& args : batch) {
     if (args.empty()) throw InvalidArgumentError("command needs at least a command name");
-    request.command(args.size());
-    for (auto a : args) request.arg(a);
+    routes.push_back(route_of(args, impl_->clustered()).route);
   }
-  return impl_->exchange(request, [&](client::Connection& c) {
-    std::vector<Reply> replies;
-    replies.reserve(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) replies.push_back(c.read_reply());
-    return replies;
-  });
+  auto add = [&](Request& request, std::size_t i) {
+    request.command(batch[i].size());
+    for (auto a : batch[i]) request.arg(a);
+  };
+  std::vector<Reply> replies(batch.size());
+  impl_->exchange_batch(
+      batch.size(), [&](std::size_t i) { return routes[i]; }, add,
+      [&](client::Connection& c, std::size_t i) { replies[i] = c.read_reply(); });
+  if (!impl_->clustered()) return replies;
+  // A command routed by a guess (its first argument) may have gone to the wrong shard: send it
+  // again on its own, following the redirect.
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].is_error() || !replies[i].string.starts_with("MOVED ")) continue;
+    Request request;
+    add(request, i);
+    try {
+      replies[i] = impl_->exchange(routes[i], request, [](client::Connection& c) {
+        Reply reply = c.read_reply();
+        if (reply.is_error() && reply.string.starts_with("MOVED ")) {
+          throw ServerError(reply.string, reply.string);
+        }
+        return reply;
+      });
+    } catch (const ServerError& e) {
+      replies[i].string = e.server_text();
+    }
+  }
+  return replies;
 }
 
 }  // namespace slipstream

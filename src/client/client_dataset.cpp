@@ -91,7 +91,7 @@ void Client::put_dataset(const DataSet& dataset) {
                                    t.shape(), MemoryOrder::kC});
   }
   request.command({"HSET", meta_key, detail::kCompleteField, "1"});
-  impl_->exchange(request, [&](client::Connection& c) {
+  impl_->exchange(key, request, [&](client::Connection& c) {
     Impl::read_each(c, request.command_count(), [&](client::Connection& conn, std::size_t) {
       Reply reply = conn.read_reply();
       if (reply.is_error()) {
@@ -106,7 +106,8 @@ DataSet Client::get_dataset(std::string_view name) {
   std::string meta_key = key + ".meta";
   Request meta_request;
   meta_request.command({"HGETALL", meta_key});
-  Reply meta = impl_->exchange(meta_request, [](client::Connection& c) { return c.read_reply(); });
+  Reply meta =
+      impl_->exchange(key, meta_request, [](client::Connection& c) { return c.read_reply(); });
   check_meta_reply(meta, meta_key);
   if (meta.elements.empty()) {
     throw KeyNotFoundError("dataset '" + std::string(name) + "' does not exist (no " + meta_key +
@@ -118,7 +119,7 @@ DataSet Client::get_dataset(std::string_view name) {
   Request request;
   client::add_dataset_tensor_gets(request, key, names);
   std::vector<Tensor> tensors(names.size());
-  impl_->exchange(request, [&](client::Connection& c) {
+  impl_->exchange(key, request, [&](client::Connection& c) {
     Impl::read_each(c, names.size(), [&](client::Connection& conn, std::size_t i) {
       tensors[i] = Impl::read_tensor(conn, key + "." + names[i]);
     });
@@ -134,7 +135,8 @@ void Client::delete_dataset(std::string_view name) {
   std::string meta_key = key + ".meta";
   Request meta_request;
   meta_request.command({"HGETALL", meta_key});
-  Reply meta = impl_->exchange(meta_request, [](client::Connection& c) { return c.read_reply(); });
+  Reply meta =
+      impl_->exchange(key, meta_request, [](client::Connection& c) { return c.read_reply(); });
   check_meta_reply(meta, meta_key);
   if (meta.elements.empty()) {
     throw KeyNotFoundError("delete dataset '" + std::string(name) + "': it does not exist");
@@ -145,14 +147,14 @@ void Client::delete_dataset(std::string_view name) {
   request.arg("DEL");
   request.arg(meta_key);
   for (const auto& t : names) request.arg(key + "." + t);
-  impl_->call(request, "delete dataset '" + std::string(name) + "'");
+  impl_->call(key, request, "delete dataset '" + std::string(name) + "'");
 }
 
 bool Client::dataset_exists(std::string_view name) {
   Request request;
   std::string meta_key = impl_->dataset_meta_key(name, true);
   request.command({"HEXISTS", meta_key, detail::kCompleteField});
-  return impl_->call(request, "HEXISTS '" + meta_key + "'").integer > 0;
+  return impl_->call(meta_key, request, "HEXISTS '" + meta_key + "'").integer > 0;
 }
 
 // The server can wait for the `.meta` key to appear, but `.COMPLETE` is a field written at the end
@@ -178,7 +180,8 @@ void Client::copy_dataset(std::string_view source, std::string_view destination)
   if (from == to) return;
   Request meta_request;
   meta_request.command({"HGETALL", from + ".meta"});
-  Reply meta = impl_->exchange(meta_request, [](client::Connection& c) { return c.read_reply(); });
+  Reply meta =
+      impl_->exchange(from, meta_request, [](client::Connection& c) { return c.read_reply(); });
   check_meta_reply(meta, from + ".meta");
   if (meta.elements.empty()) {
     throw KeyNotFoundError("copy dataset '" + std::string(source) + "': it does not exist");
@@ -201,9 +204,29 @@ void Client::copy_dataset(std::string_view source, std::string_view destination)
       request.arg(meta.elements[i + 1].string);
     }
   }
-  for (const auto& t : names) request.command({"COPY", from + "." + t, to + "." + t, "REPLACE"});
+  std::vector<Tensor> tensors;  // cluster mode, other slot: the bytes go through the client
+  std::vector<std::string> tensor_keys;
+  if (impl_->same_slot(from, to)) {
+    for (const auto& t : names) request.command({"COPY", from + "." + t, to + "." + t, "REPLACE"});
+  } else if (!names.empty()) {
+    Request get;
+    client::add_dataset_tensor_gets(get, from, names);
+    tensors.resize(names.size());
+    impl_->exchange(from, get, [&](client::Connection& c) {
+      Impl::read_each(c, names.size(), [&](client::Connection& conn, std::size_t i) {
+        tensors[i] = Impl::read_tensor(conn, from + "." + names[i]);
+      });
+    });
+    for (const auto& t : names) tensor_keys.push_back(to + "." + t);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const Tensor& t = tensors[i];
+      Impl::add_tensor_set(request, tensor_keys[i],
+                           TensorRef{tensor_keys[i], t.dtype(), t.bytes().data(), t.byte_size(),
+                                     t.shape(), MemoryOrder::kC});
+    }
+  }
   request.command({"HSET", to + ".meta", detail::kCompleteField, "1"});
-  impl_->exchange(request, [&](client::Connection& c) {
+  impl_->exchange(to, request, [&](client::Connection& c) {
     Impl::read_each(c, request.command_count(), [&](client::Connection& conn, std::size_t) {
       Reply reply = conn.read_reply();
       if (reply.is_error()) {

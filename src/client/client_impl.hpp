@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,36 +31,84 @@ struct TensorReplyHeader {
 using TensorTarget = std::function<std::byte*(const TensorReplyHeader&)>;
 
 // Hidden: Client is exported, and its nested class would otherwise be too.
+/// Where a request goes: the shard owning `key`'s slot in cluster mode, or the default node (the
+/// address the client was given) when there is no key. Standalone: always the one server.
+struct Route {
+  Route(std::string_view k) : key(k) {}  // NOLINT(google-explicit-constructor): a key routes
+  Route(const std::string& k) : key(k) {}  // NOLINT(google-explicit-constructor)
+  Route(const char* k) : key(k) {}         // NOLINT(google-explicit-constructor)
+  static Route any() { return Route(); }
+  std::optional<std::string_view> key;
+
+ private:
+  Route() = default;
+};
+
+// Hidden: Client is exported, and its nested class would otherwise be too.
 class __attribute__((visibility("hidden"))) Client::Impl {
  public:
   explicit Impl(ClientOptions options);
 
   const std::string& address() const noexcept { return address_text_; }
+  /// Fixed at construction (ClientOptions::cluster).
+  bool clustered() const noexcept { return clustered_; }
 
-  /// Sends `request` and calls `read(connection)`, which must consume exactly its replies, all
-  /// under the connection lock. The I/O timeout is the command timeout plus `wait` (kWaitForever:
-  /// none). Errors that leave the stream out of step close the connection; the next exchange
-  /// reconnects.
+  /// Sends `request` to the node for `route` and calls `read(connection)`, which must consume
+  /// exactly its replies, all under the I/O lock. The I/O timeout is the command timeout plus
+  /// `wait` (kWaitForever: none). Errors that leave the stream out of step close the connection;
+  /// the next exchange reconnects. In cluster mode a -MOVED error thrown by `read` refreshes the
+  /// slot map and sends the request again (MOVED means it was not executed), a bounded number of
+  /// times; a shard that cannot be reached throws ConnectionError naming it and its slots.
   template <typename Read>
-  auto exchange(const client::Request& request, Read&& read,
+  auto exchange(Route route, const client::Request& request, Read&& read,
                 std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     std::lock_guard lock(io_mutex_);
-    client::Connection& connection = connected();
-    connection.set_io_timeout(io_timeout_with(wait));
-    try {
-      connection.send(request);
-      return read(connection);
-    } catch (const Error& error) {
-      if (client::breaks_connection(error.code())) connection_.reset();
-      throw;
-    } catch (...) {
-      connection_.reset();
-      throw;
+    if (refresh_pending_) refresh_map();
+    for (int redirects = 0;; ++redirects) {
+      std::size_t node = node_for(route);
+      client::Connection& connection = connected(node);
+      connection.set_io_timeout(io_timeout_with(wait));
+      try {
+        connection.send(request);
+        return read(connection);
+      } catch (const ServerError& error) {
+        if (redirects < kMaxRedirects && follow_redirect(error.server_text())) continue;
+        throw;
+      } catch (const Error& error) {
+        if (client::breaks_connection(error.code())) connection_lost(node, error);
+        throw;
+      } catch (...) {
+        nodes_[node].connection.reset();
+        throw;
+      }
     }
   }
 
+  /// A pipeline of `count` commands: command i is appended by `add(request, i)` and routed by
+  /// `key_of(i)`. Standalone, it is one request; in cluster mode each node gets its share as one
+  /// request, all nodes are sent to before any reply is read, and reply i is read with
+  /// `read_one(connection, i)` whichever node it came from. Errors that keep a stream in step are
+  /// held until every reply is read, then the one of the lowest command index is thrown (an
+  /// unreachable shard's error included: the other nodes' commands are still executed). A MOVED
+  /// reply refreshes the map and sends the whole pipeline again, so it must be idempotent as a
+  /// whole.
+  void exchange_batch(std::size_t count, const std::function<Route(std::size_t)>& key_of,
+                      const std::function<void(client::Request&, std::size_t)>& add,
+                      const std::function<void(client::Connection&, std::size_t)>& read_one,
+                      std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+
+  /// Sends `request` (one command) to every node: the one server standalone, every shard in
+  /// cluster mode (how models and scripts are stored and deleted: each shard holds a copy).
+  /// Returns the default node's reply; an error reply or unreachable shard is thrown, after
+  /// every node was tried.
+  Reply broadcast(const client::Request& request, std::string_view context);
+
+  /// True when `a` and `b` are in the same hash slot (always true standalone): a server-side
+  /// multi-key command (RENAME, COPY) may name both.
+  bool same_slot(std::string_view a, std::string_view b) const;
+
   /// One command, one reply; an error reply is thrown with `context`.
-  Reply call(const client::Request& request, std::string_view context,
+  Reply call(Route route, const client::Request& request, std::string_view context,
              std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   /// Reads each of `count` replies with `read_one(connection, index)`. Errors that keep the stream
@@ -82,6 +131,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
 
   /// Waits until every key exists; `timeout` zero checks once, kWaitForever never gives up.
   bool wait_for_keys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
+  /// Cluster mode: copies a tensor through the client (AI.TENSORGET, then AI.TENSORSET), for
+  /// keys of different slots, which RENAME and COPY cannot span.
+  void copy_tensor_across_slots(const std::string& from, const std::string& to);
+  bool wait_for_keys_across_slots(const std::vector<std::string>& keys,
+                                  std::chrono::milliseconds timeout);
   /// Waits until LLEN(key) >= length. Same timeout rules.
   bool wait_for_length(const std::string& key, std::int64_t length,
                        std::chrono::milliseconds timeout);
@@ -117,7 +171,36 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   bool use_model_prefix_ = false;
 
  private:
-  client::Connection& connected();  // requires io_mutex_
+  /// One server: the standalone server, or a cluster shard.
+  struct Node {
+    client::Address address;  ///< how this client reaches it
+    std::string name;         ///< host:port as the cluster names it (standalone: the address)
+    std::string slots;        ///< its slot ranges, for messages ("5461-10921")
+    std::unique_ptr<client::Connection> connection;
+    bool reached = false;     ///< connected at least once: reconnects retry with back-off
+  };
+  static constexpr int kMaxRedirects = 3;
+
+  // All of these require io_mutex_.
+  /// Connects to the address given, then (kAuto / kClustered) loads the cluster map.
+  void connect_first();
+  std::size_t node_for(const Route& route) const;
+  client::Connection& connected(std::size_t node);
+  std::unique_ptr<client::Connection> open(const client::Address& address,
+                                           std::chrono::milliseconds timeout);
+  /// Resets the node's connection and throws `error` again, naming the shard in cluster mode.
+  [[noreturn]] void connection_lost(std::size_t node, const Error& error);
+  /// For a MOVED error text: refreshes the map (or applies the redirect) and returns true.
+  bool follow_redirect(std::string_view server_text);
+  /// Asks a reachable node for CLUSTER SLOTS and rebuilds the map; false if none answered. Only
+  /// between requests: no other connection may have replies outstanding.
+  bool refresh_map();
+  /// Rebuilds nodes_ and slot_owner_ from a CLUSTER SLOTS reply; false if it is not one.
+  bool load_map(const Reply& slots);
+  void read_batch(std::size_t node, std::span<const std::size_t> commands,
+                  const std::function<void(client::Connection&, std::size_t)>& read_one,
+                  std::vector<std::exception_ptr>& errors);
+
   std::chrono::milliseconds io_timeout_with(std::chrono::milliseconds wait) const;
   std::string prefixed(std::string_view name, bool enabled, bool for_read) const;
 
@@ -125,9 +208,14 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   client::Address address_;
   std::string address_text_;
   std::optional<std::string> password_;
+  bool clustered_ = false;
 
   std::mutex io_mutex_;
-  std::unique_ptr<client::Connection> connection_;  // guarded by io_mutex_
+  std::vector<Node> nodes_;                // guarded by io_mutex_; standalone: the one server
+  std::vector<std::uint16_t> slot_owner_;  // guarded by io_mutex_; cluster: node of each slot
+  std::size_t default_node_ = 0;           // guarded by io_mutex_; the node at address_
+  std::string seed_id_;                    // cluster: CLUSTER MYID of the node at address_
+  bool refresh_pending_ = false;           // guarded by io_mutex_; a shard was unreachable
   std::atomic<bool> server_waits_{true};            ///< false once the server rejected SS.WAIT
 
   mutable std::mutex settings_mutex_;

@@ -39,14 +39,14 @@ void Client::append_to_list(std::string_view list_name, const DataSet& dataset) 
   std::string key = impl_->list_key(list_name, false);
   Request request;
   request.command({"RPUSH", key, impl_->dataset_key(dataset.name(), false)});
-  impl_->call(request, "append to list '" + key + "'");
+  impl_->call(key, request, "append to list '" + key + "'");
 }
 
 void Client::delete_list(std::string_view list_name) {
   std::string key = impl_->list_key(list_name, true);
   Request request;
   request.command({"DEL", key});
-  impl_->call(request, "delete list '" + key + "'");
+  impl_->call(key, request, "delete list '" + key + "'");
 }
 
 void Client::copy_list(std::string_view source, std::string_view destination) {
@@ -55,7 +55,7 @@ void Client::copy_list(std::string_view source, std::string_view destination) {
   if (from == to) return;
   Request range;
   range.command({"LRANGE", from, "0", "-1"});
-  Reply entries = impl_->call(range, "copy list '" + from + "'");
+  Reply entries = impl_->call(from, range, "copy list '" + from + "'");
   if (!entries.is_array()) throw ProtocolError("LRANGE '" + from + "' did not return an array");
   if (entries.elements.empty()) {
     throw KeyNotFoundError("copy list '" + from + "': the list is empty or does not exist");
@@ -66,7 +66,7 @@ void Client::copy_list(std::string_view source, std::string_view destination) {
   request.arg("RPUSH");
   request.arg(to);
   for (const auto& e : entries.elements) request.arg(e.string);
-  impl_->exchange(request, [&](client::Connection& c) {
+  impl_->exchange(to, request, [&](client::Connection& c) {
     Impl::read_each(c, 2, [&](client::Connection& conn, std::size_t) {
       Reply reply = conn.read_reply();
       if (reply.is_error()) client::throw_server_error(reply.string, "copy list to '" + to + "'");
@@ -135,22 +135,24 @@ std::vector<DataSet> Client::get_dataset_list_range(std::string_view list_name, 
   range.arg(key);
   range.arg(start);
   range.arg(end);
-  Reply entries = impl_->call(range, "LRANGE '" + key + "'");
+  Reply entries = impl_->call(key, range, "LRANGE '" + key + "'");
   if (!entries.is_array()) throw ProtocolError("LRANGE '" + key + "' did not return an array");
   std::size_t count = entries.elements.size();
   if (count == 0) return {};
 
-  Request meta_request;
-  for (const auto& e : entries.elements) meta_request.command({"HGETALL", e.string + ".meta"});
-  std::vector<Reply> metas = impl_->exchange(meta_request, [&](client::Connection& c) {
-    std::vector<Reply> replies;
-    for (std::size_t i = 0; i < count; ++i) replies.push_back(c.read_reply());
-    return replies;
-  });
+  // Each dataset's keys share its {name} hash tag; in cluster mode the datasets of one list may
+  // live on different shards, and each shard gets its share of every pipeline.
+  auto entry_of = [&](std::size_t i) { return Route(entries.elements[i].string); };
+  std::vector<Reply> metas(count);
+  impl_->exchange_batch(
+      count, entry_of,
+      [&](Request& request, std::size_t i) {
+        request.command({"HGETALL", entries.elements[i].string + ".meta"});
+      },
+      [&](client::Connection& c, std::size_t i) { metas[i] = c.read_reply(); });
 
   std::vector<DataSet> datasets;
   std::vector<std::vector<std::string>> names(count);
-  Request tensor_request;
   for (std::size_t i = 0; i < count; ++i) {
     const std::string& entry = entries.elements[i].string;
     if (metas[i].is_error()) client::throw_server_error(metas[i].string, "HGETALL " + entry);
@@ -161,21 +163,23 @@ std::vector<DataSet> Client::get_dataset_list_range(std::string_view list_name, 
     std::string name = dataset_name_of(entry, key);
     datasets.push_back(client::dataset_from_meta(name, metas[i]));
     names[i] = client::tensor_names_of(metas[i], name);
-    client::add_dataset_tensor_gets(tensor_request, entry, names[i]);
   }
-  if (tensor_request.command_count() == 0) return datasets;
 
   std::vector<std::pair<std::size_t, std::string>> slots;  // (dataset, tensor) per reply
   for (std::size_t i = 0; i < count; ++i) {
     for (const auto& t : names[i]) slots.emplace_back(i, t);
   }
+  if (slots.empty()) return datasets;
   std::vector<Tensor> tensors(slots.size());
-  impl_->exchange(tensor_request, [&](client::Connection& c) {
-    Impl::read_each(c, slots.size(), [&](client::Connection& conn, std::size_t j) {
-      tensors[j] =
-          Impl::read_tensor(conn, entries.elements[slots[j].first].string + "." + slots[j].second);
-    });
-  });
+  auto tensor_key = [&](std::size_t j) {
+    return entries.elements[slots[j].first].string + "." + slots[j].second;
+  };
+  impl_->exchange_batch(
+      slots.size(), [&](std::size_t j) { return entry_of(slots[j].first); },
+      [&](Request& request, std::size_t j) { Impl::add_tensor_get(request, tensor_key(j)); },
+      [&](client::Connection& conn, std::size_t j) {
+        tensors[j] = Impl::read_tensor(conn, tensor_key(j));
+      });
   for (std::size_t j = 0; j < slots.size(); ++j) {
     detail::DataSetAccess::attach_tensor(datasets[slots[j].first], slots[j].second,
                                          std::move(tensors[j]));

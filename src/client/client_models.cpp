@@ -25,13 +25,16 @@ std::string quoted(std::string_view what, std::string_view key) {
 // As client::throw_server_error, plus RedisAI's "missing model / script / statistics" replies,
 // which mean the key does not exist.
 [[noreturn]] void throw_model_error(std::string_view server_text, std::string_view context) {
-  if (server_text.starts_with("ERR model key is empty") ||
-      server_text.starts_with("ERR script key is empty") ||
-      server_text.starts_with("ERR cannot find run info for key")) {
-    throw KeyNotFoundError(std::string(context) +
-                           ": key does not exist (server: " + std::string(server_text) + ")");
-  }
-  client::throw_server_error(server_text, context);
+  client::throw_server_error(server_text, context);  // missing model/script: KeyNotFoundError
+}
+
+// Runs go to the shard that owns their tensors (inputs, or outputs when there are none); every
+// shard holds the model.
+Route execution_route(const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& outputs) {
+  if (!inputs.empty()) return Route(inputs.front());
+  if (!outputs.empty()) return Route(outputs.front());
+  return Route::any();
 }
 
 // The reply to an execution: +OK, the simple string TIMEDOUT, or an error.
@@ -165,7 +168,8 @@ std::int64_t Client::model_chunk_size() {
   if (std::int64_t cached = impl_->model_chunk_size_.load(); cached > 0) return cached;
   Request request;
   request.command({"AI.CONFIG", "GET", "MODEL_CHUNK_SIZE"});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
+  Reply reply =
+      impl_->exchange(Route::any(), request, [](client::Connection& c) { return c.read_reply(); });
   std::int64_t size = kDefaultModelChunkSize;  // an error reply: RedisAI before 1.2.7
   if (!reply.is_error()) {
     if (!reply.is_integer() || reply.integer < 1) {
@@ -187,7 +191,7 @@ void Client::set_model_chunk_size(std::int64_t bytes) {
   request.arg("AI.CONFIG");
   request.arg("MODEL_CHUNK_SIZE");
   request.arg(bytes);
-  impl_->call(request, "AI.CONFIG MODEL_CHUNK_SIZE");
+  impl_->broadcast(request, "AI.CONFIG MODEL_CHUNK_SIZE");
   impl_->model_chunk_size_ = bytes;
 }
 
@@ -235,8 +239,7 @@ void Client::set_model(std::string_view name, std::string_view model, std::strin
   for (std::size_t offset = 0; offset < model.size(); offset += chunk) {
     request.arg_borrowed(model.data() + offset, std::min(chunk, model.size() - offset));
   }
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
-  if (reply.is_error()) throw_model_error(reply.string, quoted("set model", key));
+  impl_->broadcast(request, quoted("set model", key));  // every shard holds a copy
 }
 
 void Client::set_model_from_file(std::string_view name, const std::string& path,
@@ -250,18 +253,19 @@ std::string Client::get_model(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.MODELGET", key, "BLOB"});
-  return impl_->exchange(
-      request, [&](client::Connection& c) { return read_model_blob(c, quoted("get model", key)); });
+  return impl_->exchange(Route::any(), request, [&](client::Connection& c) {
+    return read_model_blob(c, quoted("get model", key));
+  });
 }
 
 bool Client::delete_model(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.MODELDEL", key});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
-  if (reply.is_error()) {
-    if (reply.string.starts_with("ERR model key is empty")) return false;
-    throw_model_error(reply.string, quoted("delete model", key));
+  try {
+    impl_->broadcast(request, quoted("delete model", key));
+  } catch (const KeyNotFoundError&) {
+    return false;
   }
   return true;
 }
@@ -270,7 +274,7 @@ bool Client::model_exists(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"EXISTS", key});
-  return impl_->call(request, quoted("EXISTS", key)).integer > 0;
+  return impl_->call(Route(key), request, quoted("EXISTS", key)).integer > 0;
 }
 
 namespace {
@@ -313,7 +317,8 @@ void Client::run_model(std::string_view name, const std::vector<std::string>& in
   // The reply is checked outside the exchange: a TIMEDOUT reply leaves the connection in step,
   // and a TimeoutError thrown inside would close it.
   Reply reply = impl_->exchange(
-      request, [](client::Connection& c) { return c.read_reply(); }, timeout);
+      execution_route(input_keys, output_keys), request,
+      [](client::Connection& c) { return c.read_reply(); }, timeout);
   check_execution_reply(reply, context, timeout);
 }
 
@@ -344,7 +349,7 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
   std::vector<Tensor> results(outputs.size());
   Reply execution;
   impl_->exchange(
-      request,
+      execution_route(input_keys, output_keys), request,
       [&](client::Connection& c) {
         // Every reply is read whatever fails, so that the stream stays in step; the first error
         // is thrown afterwards. Outputs are only read when the run succeeded (else discarded: the
@@ -404,8 +409,7 @@ void Client::set_script(std::string_view name, std::string_view device, std::str
     request.arg("SOURCE");
     request.arg(source);
   }
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
-  if (reply.is_error()) throw_model_error(reply.string, quoted("set script", key));
+  impl_->broadcast(request, quoted("set script", key));  // every shard holds a copy
 }
 
 void Client::set_script_from_file(std::string_view name, std::string_view device,
@@ -419,7 +423,8 @@ std::string Client::get_script(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.SCRIPTGET", key, "SOURCE"});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
+  Reply reply =
+      impl_->exchange(Route::any(), request, [](client::Connection& c) { return c.read_reply(); });
   if (reply.is_error()) throw_model_error(reply.string, quoted("get script", key));
   if (reply.kind != Reply::Kind::kString) {
     throw ProtocolError(quoted("get script", key) + ": AI.SCRIPTGET SOURCE is not a string");
@@ -449,7 +454,8 @@ void Client::run_script(std::string_view name, std::string_view function,
   add_names(request, "INPUTS", input_keys, false);
   add_names(request, "OUTPUTS", output_keys, false);
   Reply reply = impl_->exchange(
-      request, [](client::Connection& c) { return c.read_reply(); }, timeout);
+      execution_route(input_keys, output_keys), request,
+      [](client::Connection& c) { return c.read_reply(); }, timeout);
   check_execution_reply(reply, context, timeout);
 }
 
@@ -479,7 +485,8 @@ void Client::run_script(std::string_view name, std::string_view function,
     request.arg(static_cast<std::int64_t>(timeout.count()));
   }
   Reply reply = impl_->exchange(
-      request, [](client::Connection& c) { return c.read_reply(); }, timeout);
+      execution_route(input_keys, output_keys), request,
+      [](client::Connection& c) { return c.read_reply(); }, timeout);
   check_execution_reply(reply, context, timeout);
 }
 
@@ -487,10 +494,10 @@ bool Client::delete_script(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.SCRIPTDEL", key});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
-  if (reply.is_error()) {
-    if (reply.string.starts_with("ERR script key is empty")) return false;
-    throw_model_error(reply.string, quoted("delete script", key));
+  try {
+    impl_->broadcast(request, quoted("delete script", key));
+  } catch (const KeyNotFoundError&) {
+    return false;
   }
   return true;
 }
@@ -501,7 +508,8 @@ ModelInfo Client::model_info(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.INFO", key});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
+  Reply reply =
+      impl_->exchange(Route::any(), request, [](client::Connection& c) { return c.read_reply(); });
   const std::string context = quoted("AI.INFO", key);
   if (reply.is_error()) throw_model_error(reply.string, context);
   return parse_info(reply, context);
@@ -511,8 +519,7 @@ void Client::reset_model_stats(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.INFO", key, "RESETSTAT"});
-  Reply reply = impl_->exchange(request, [](client::Connection& c) { return c.read_reply(); });
-  if (reply.is_error()) throw_model_error(reply.string, quoted("AI.INFO RESETSTAT", key));
+  impl_->broadcast(request, quoted("AI.INFO RESETSTAT", key));
 }
 
 }  // namespace slipstream

@@ -1,5 +1,6 @@
 // Client tensor calls (single and batched), raw-key helpers and the blocking waits built on the
 // server's SS.WAIT / SS.WAITLEN.
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -37,14 +38,15 @@ void Client::put_tensor(std::string_view name, DType dtype, const void* data, st
   std::string key = impl_->tensor_key(name, false);
   Request request;
   Impl::add_tensor_set(request, key, TensorRef{key, dtype, data, bytes, shape, order});
-  impl_->call(request, quoted("put tensor", key));
+  impl_->call(key, request, quoted("put tensor", key));
 }
 
 Tensor Client::get_tensor(std::string_view name) {
   std::string key = impl_->tensor_key(name, true);
   Request request;
   Impl::add_tensor_get(request, key);
-  return impl_->exchange(request, [&](client::Connection& c) { return Impl::read_tensor(c, key); });
+  return impl_->exchange(key, request,
+                         [&](client::Connection& c) { return Impl::read_tensor(c, key); });
 }
 
 // In C order the payload is read from the socket straight into `out`. The dtype, size and shape
@@ -94,8 +96,9 @@ std::vector<std::int64_t> Client::unpack_tensor(std::string_view name, DType dty
     }
     return static_cast<std::byte*>(out);
   };
-  bool ok = impl_->exchange(
-      request, [&](client::Connection& c) { return Impl::read_tensor_reply(c, target, &error); });
+  bool ok = impl_->exchange(key, request, [&](client::Connection& c) {
+    return Impl::read_tensor_reply(c, target, &error);
+  });
   if (!ok) client::throw_server_error(error, quoted("unpack tensor", key));
   if (mismatch) std::rethrow_exception(mismatch);
   if (staging) {
@@ -108,7 +111,7 @@ bool Client::delete_tensor(std::string_view name) {
   std::string key = impl_->tensor_key(name, true);
   Request request;
   request.command({"DEL", key});
-  return impl_->call(request, quoted("delete tensor", key)).integer > 0;
+  return impl_->call(key, request, quoted("delete tensor", key)).integer > 0;
 }
 
 bool Client::tensor_exists(std::string_view name) {
@@ -118,20 +121,44 @@ bool Client::tensor_exists(std::string_view name) {
 void Client::rename_tensor(std::string_view old_name, std::string_view new_name) {
   std::string from = impl_->tensor_key(old_name, true);
   std::string to = impl_->tensor_key(new_name, false);
+  if (!impl_->same_slot(from, to)) {
+    // Across shards RENAME would be refused (CROSSSLOT): copy through the client, then delete.
+    if (from == to) return;
+    impl_->copy_tensor_across_slots(from, to);
+    Request request;
+    request.command({"DEL", from});
+    impl_->call(from, request, quoted("rename tensor", from));
+    return;
+  }
   Request request;
   request.command({"RENAME", from, to});
-  impl_->call(request, quoted("rename tensor", from));
+  impl_->call(from, request, quoted("rename tensor", from));
 }
 
 void Client::copy_tensor(std::string_view source, std::string_view destination) {
   std::string from = impl_->tensor_key(source, true);
   std::string to = impl_->tensor_key(destination, false);
   if (from == to) return;
+  if (!impl_->same_slot(from, to)) return impl_->copy_tensor_across_slots(from, to);
   Request request;
   request.command({"COPY", from, to, "REPLACE"});
-  if (impl_->call(request, quoted("copy tensor", from)).integer == 0) {
+  if (impl_->call(from, request, quoted("copy tensor", from)).integer == 0) {
     throw KeyNotFoundError("copy tensor '" + from + "': it does not exist");
   }
+}
+
+// In cluster mode, keys of different slots may live on different shards: the bytes go through
+// the client (AI.TENSORGET from one, AI.TENSORSET to the other), as SmartRedis does.
+void Client::Impl::copy_tensor_across_slots(const std::string& from, const std::string& to) {
+  Request get;
+  add_tensor_get(get, from);
+  Tensor tensor =
+      exchange(from, get, [&](client::Connection& c) { return read_tensor(c, from); });
+  Request put;
+  add_tensor_set(put, to,
+                 TensorRef{to, tensor.dtype(), tensor.bytes().data(), tensor.byte_size(),
+                           tensor.shape(), MemoryOrder::kC});
+  call(to, put, quoted("copy tensor to", to));
 }
 
 bool Client::poll_tensor(std::string_view name, int poll_ms, int tries) {
@@ -142,35 +169,31 @@ bool Client::poll_tensor(std::string_view name, int poll_ms, int tries) {
 
 void Client::put_tensors(std::span<const TensorRef> tensors) {
   if (tensors.empty()) return;
-  Request request;
   std::vector<std::string> keys;
   keys.reserve(tensors.size());
   for (const auto& t : tensors) keys.push_back(impl_->tensor_key(t.name, false));
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    Impl::add_tensor_set(request, keys[i], tensors[i]);
-  }
-  impl_->exchange(request, [&](client::Connection& c) {
-    Impl::read_each(c, tensors.size(), [&](client::Connection& conn, std::size_t i) {
-      Reply reply = conn.read_reply();
-      if (reply.is_error()) client::throw_server_error(reply.string, quoted("put tensor", keys[i]));
-    });
-  });
+  impl_->exchange_batch(
+      tensors.size(), [&](std::size_t i) { return Route(keys[i]); },
+      [&](Request& request, std::size_t i) { Impl::add_tensor_set(request, keys[i], tensors[i]); },
+      [&](client::Connection& conn, std::size_t i) {
+        Reply reply = conn.read_reply();
+        if (reply.is_error()) {
+          client::throw_server_error(reply.string, quoted("put tensor", keys[i]));
+        }
+      });
 }
 
 std::vector<Tensor> Client::get_tensors(std::span<const std::string> names) {
   std::vector<Tensor> tensors(names.size());
   if (names.empty()) return tensors;
   std::vector<std::string> keys;
-  Request request;
-  for (const auto& name : names) {
-    keys.push_back(impl_->tensor_key(name, true));
-    Impl::add_tensor_get(request, keys.back());
-  }
-  impl_->exchange(request, [&](client::Connection& c) {
-    Impl::read_each(c, names.size(), [&](client::Connection& conn, std::size_t i) {
-      tensors[i] = Impl::read_tensor(conn, keys[i]);
-    });
-  });
+  for (const auto& name : names) keys.push_back(impl_->tensor_key(name, true));
+  impl_->exchange_batch(
+      names.size(), [&](std::size_t i) { return Route(keys[i]); },
+      [&](Request& request, std::size_t i) { Impl::add_tensor_get(request, keys[i]); },
+      [&](client::Connection& conn, std::size_t i) {
+        tensors[i] = Impl::read_tensor(conn, keys[i]);
+      });
   return tensors;
 }
 
@@ -179,7 +202,7 @@ std::vector<Tensor> Client::get_tensors(std::span<const std::string> names) {
 bool Client::key_exists(std::string_view key) {
   Request request;
   request.command({"EXISTS", key});
-  return impl_->call(request, quoted("EXISTS", key)).integer > 0;
+  return impl_->call(key, request, quoted("EXISTS", key)).integer > 0;
 }
 
 bool Client::poll_key(std::string_view key, int poll_ms, int tries) {
@@ -195,13 +218,13 @@ bool Client::wait_for_keys(std::span<const std::string> keys, milliseconds timeo
 void Client::put_bytes(std::string_view key, std::string_view bytes) {
   Request request;
   request.command({"SET", key, bytes});
-  impl_->call(request, quoted("SET", key));
+  impl_->call(key, request, quoted("SET", key));
 }
 
 std::string Client::get_bytes(std::string_view key) {
   Request request;
   request.command({"GET", key});
-  Reply reply = impl_->call(request, quoted("GET", key));
+  Reply reply = impl_->call(key, request, quoted("GET", key));
   if (reply.is_nil()) throw KeyNotFoundError("get bytes '" + std::string(key) + "': no such key");
   return std::move(reply.string);
 }
@@ -209,19 +232,22 @@ std::string Client::get_bytes(std::string_view key) {
 bool Client::delete_bytes(std::string_view key) {
   Request request;
   request.command({"UNLINK", key});
-  return impl_->call(request, quoted("UNLINK", key)).integer > 0;
+  return impl_->call(key, request, quoted("UNLINK", key)).integer > 0;
 }
 
 // Waits with one SS.WAIT request, which the server parks until the keys exist or the timeout
 // passes, so waiting costs no traffic. A server without SS.WAIT (plain Redis) is remembered and
 // polled with EXISTS instead.
 bool Client::Impl::wait_for_keys(const std::vector<std::string>& keys, milliseconds timeout) {
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    if (!same_slot(keys[0], keys[i])) return wait_for_keys_across_slots(keys, timeout);
+  }
   auto all_exist = [&] {
     Request request;
     request.command(1 + keys.size());
     request.arg("EXISTS");
     for (const auto& k : keys) request.arg(k);
-    return call(request, "EXISTS").integer >= static_cast<std::int64_t>(keys.size());
+    return call(keys[0], request, "EXISTS").integer >= static_cast<std::int64_t>(keys.size());
   };
   if (timeout.count() <= 0) return all_exist();
   if (server_waits_) {
@@ -232,7 +258,7 @@ bool Client::Impl::wait_for_keys(const std::vector<std::string>& keys, milliseco
     request.arg("TIMEOUT");
     request.arg(static_cast<std::int64_t>(timeout == kWaitForever ? 0 : timeout.count()));
     Reply reply = exchange(
-        request, [](client::Connection& c) { return c.read_reply(); }, timeout);
+        keys[0], request, [](client::Connection& c) { return c.read_reply(); }, timeout);
     if (!is_unknown_command(reply)) {
       if (reply.is_error()) client::throw_server_error(reply.string, "SS.WAIT");
       return !reply.is_nil();
@@ -247,6 +273,32 @@ bool Client::Impl::wait_for_keys(const std::vector<std::string>& keys, milliseco
   }
 }
 
+// Cluster mode, keys of several slots (a server-side wait is per shard and per slot): wait for
+// each slot's keys in turn within the one deadline.
+bool Client::Impl::wait_for_keys_across_slots(const std::vector<std::string>& keys,
+                                              milliseconds timeout) {
+  std::vector<std::vector<std::string>> by_slot;
+  for (const auto& key : keys) {
+    auto same = std::find_if(by_slot.begin(), by_slot.end(),
+                             [&](const auto& group) { return same_slot(group[0], key); });
+    if (same == by_slot.end()) {
+      by_slot.push_back({key});
+    } else {
+      same->push_back(key);
+    }
+  }
+  auto deadline = timeout == kWaitForever ? Clock::time_point::max() : Clock::now() + timeout;
+  for (const auto& group : by_slot) {
+    milliseconds left = timeout;
+    if (timeout != kWaitForever && timeout.count() > 0) {
+      left = std::max(milliseconds(0),
+                      std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    }
+    if (!wait_for_keys(group, left)) return false;
+  }
+  return true;
+}
+
 bool Client::Impl::wait_for_length(const std::string& key, std::int64_t length,
                                    milliseconds timeout) {
   if (timeout.count() > 0 && server_waits_) {
@@ -258,7 +310,7 @@ bool Client::Impl::wait_for_length(const std::string& key, std::int64_t length,
     request.arg("TIMEOUT");
     request.arg(static_cast<std::int64_t>(timeout == kWaitForever ? 0 : timeout.count()));
     Reply reply = exchange(
-        request, [](client::Connection& c) { return c.read_reply(); }, timeout);
+        key, request, [](client::Connection& c) { return c.read_reply(); }, timeout);
     if (!is_unknown_command(reply)) {
       if (reply.is_error()) client::throw_server_error(reply.string, "SS.WAITLEN");
       return !reply.is_nil();
@@ -276,7 +328,7 @@ bool Client::Impl::wait_for_length(const std::string& key, std::int64_t length,
 std::int64_t Client::Impl::list_length(const std::string& key) {
   Request request;
   request.command({"LLEN", key});
-  Reply reply = call(request, quoted("LLEN", key));
+  Reply reply = call(key, request, quoted("LLEN", key));
   if (!reply.is_integer()) throw ProtocolError("LLEN '" + key + "' did not return an integer");
   return reply.integer;
 }

@@ -346,4 +346,13 @@ Reply Connection::read_reply(int depth) {
   }
 }
 
+bool Connection::closed_by_peer() const {
+  if (begin_ != end_) return false;  // unread bytes: let the reply reader judge them
+  pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLERR | POLLHUP | POLLRDHUP | POLLNVAL)) return true;
+  char byte;
+  return ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 }  // namespace slipstream::client

@@ -58,6 +58,10 @@ class Connection {
 
   [[noreturn]] void protocol_error(const std::string& what) const;
 
+  /// For an idle connection (no reply outstanding): true when the server has closed it or it has
+  /// failed, so it can only be discarded (e.g. the server restarted). Never blocks.
+  bool closed_by_peer() const;
+
  private:
   void read_exact(void* out, std::size_t size);
   void fill();  // reads at least one byte into the buffer

@@ -24,7 +24,10 @@ void throw_server_error(std::string_view server_text, std::string_view context) 
     throw AuthError(message, text);
   }
   if (server_text.starts_with("ERR tensor key is empty") ||
-      server_text.starts_with("ERR no such key")) {
+      server_text.starts_with("ERR no such key") ||
+      server_text.starts_with("ERR model key is empty") ||
+      server_text.starts_with("ERR script key is empty") ||
+      server_text.starts_with("ERR cannot find run info for key")) {
     throw KeyNotFoundError(std::string(context) + ": key does not exist (server: " + text + ")");
   }
   throw ServerError(message, text);

@@ -15,6 +15,8 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
+std::vector<std::size_t> no_routed_keys(std::span<const Buffer>) { return {}; }
+
 CommandTable::CommandTable() {
   add_connection_commands(specs_);
   add_server_commands(specs_);
@@ -26,6 +28,7 @@ CommandTable::CommandTable() {
   add_model_commands(specs_);
   add_script_commands(specs_);
   add_native_commands(specs_);
+  add_cluster_commands(specs_);
   for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
 }
 

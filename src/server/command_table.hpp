@@ -42,6 +42,10 @@ struct CommandContext {
 
 enum class Outcome { kDone, kParked };
 using Handler = Outcome (*)(CommandContext&);
+/// Positions of the keys in a request (command name at 0), for commands whose keys first_key /
+/// last_key / key_step cannot describe (counted INPUTS/OUTPUTS lists, keywords). Must accept any
+/// arguments, malformed ones included: the handler reports syntax errors afterwards.
+using KeyFinder = std::vector<std::size_t> (*)(std::span<const Buffer> args);
 
 struct CommandSpec {
   std::string_view name;     ///< upper case, as documented
@@ -52,6 +56,9 @@ struct CommandSpec {
   std::string_view group;    ///< "keyspace", "string", "hash", "list", "tensor", "server", ...
   std::string_view syntax;   ///< arguments, for COMMAND DOCS and docs/commands.md
   std::string_view summary;
+  /// When set, replaces first_key/last_key/key_step for routing in cluster mode (an empty result:
+  /// the command runs on whichever shard receives it, as model and script keys do).
+  KeyFinder keys = nullptr;
 };
 
 class CommandTable {
@@ -92,5 +99,10 @@ void add_tensor_commands(std::vector<CommandSpec>& out);
 void add_native_commands(std::vector<CommandSpec>& out);
 void add_model_commands(std::vector<CommandSpec>& out);
 void add_script_commands(std::vector<CommandSpec>& out);
+void add_cluster_commands(std::vector<CommandSpec>& out);
+
+/// KeyFinder for commands whose only key is a model or script: stored on every shard, so never
+/// redirected.
+std::vector<std::size_t> no_routed_keys(std::span<const Buffer> args);
 
 }  // namespace slipstream::server

@@ -3,6 +3,7 @@
 // follow RedisAI 1.2; models load and run on the executor, never on an I/O thread.
 #include <cctype>
 
+#include "server/cluster.hpp"
 #include "server/command_util.hpp"
 #include "server/model_execution.hpp"
 #include "server/reply.hpp"
@@ -481,26 +482,29 @@ void add_model_commands(std::vector<CommandSpec>& out) {
      "key TORCH device [TAG tag] [BATCHSIZE n [MINBATCHSIZE m [MINBATCHTIMEOUT ms]]] "
      "[INPUTS n name ...] [OUTPUTS n name ...] BLOB chunk [chunk ...]",
      "Stores a TorchScript model (chunks are concatenated); replacing a key bumps its version "
-     "while running executions finish on the old one. +OK, or the backend's error."},
+     "while running executions finish on the old one. +OK, or the backend's error.",
+     no_routed_keys},
     {"AI.MODELSET", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelset, "model",
      "key TORCH device [TAG tag] [BATCHSIZE n ...] [INPUTS name ...] [OUTPUTS name ...] "
      "BLOB chunk [chunk ...]",
-     "Older form of AI.MODELSTORE (uncounted INPUTS/OUTPUTS)."},
+     "Older form of AI.MODELSTORE (uncounted INPUTS/OUTPUTS).", no_routed_keys},
     {"AI.MODELGET", -2, kReadOnly, 1, 1, 1, modelget, "model", "key [META] [BLOB]",
      "Backend, device, tag, batching, inputs, outputs and/or the blob (chunked at "
-     "MODEL_CHUNK_SIZE); both by default."},
-    {"AI.MODELDEL", 2, kWrite, 1, 1, 1, modeldel, "model", "key", "Deletes a model: +OK."},
+     "MODEL_CHUNK_SIZE); both by default.", no_routed_keys},
+    {"AI.MODELDEL", 2, kWrite, 1, 1, 1, modeldel, "model", "key", "Deletes a model: +OK.",
+     no_routed_keys},
     {"AI.MODELEXECUTE", -8, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelexecute, "model",
      "key INPUTS n in ... OUTPUTS m out ... [TIMEOUT ms]",
      "Runs the model on the executor (batched with other callers when BATCHSIZE > 0) and stores "
      "every output at once: +OK; TIMEDOUT if not started within ms; the backend's error with "
-     "no output written."},
+     "no output written.", redisai_run_keys},
     {"AI.MODELRUN", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelrun, "model",
-     "key [TIMEOUT ms] INPUTS in ... OUTPUTS out ...", "Older form of AI.MODELEXECUTE."},
+     "key [TIMEOUT ms] INPUTS in ... OUTPUTS out ...", "Older form of AI.MODELEXECUTE.",
+     redisai_run_keys},
     {"AI.INFO", -2, kReadOnly, 1, 1, 1, ai_info, "model", "key [RESETSTAT]",
      "Run statistics of a model or script: key, type, backend, device, tag, duration (us), "
      "samples, calls, errors, then version, runs, batches, mean_batch_size, queue_wait_us, "
-     "run_time_us."},
+     "run_time_us.", no_routed_keys},
     {"AI.CONFIG", -2, kAdmin, 0, 0, 0, ai_config, "model",
      "MODEL_CHUNK_SIZE n | GET MODEL_CHUNK_SIZE | BACKENDSPATH path | LOADBACKEND TORCH path",
      "Model chunk size; backend paths are accepted for compatibility (TORCH is built in)."},

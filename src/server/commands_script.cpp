@@ -1,6 +1,7 @@
 // RedisAI script commands: AI.SCRIPTSTORE (and the older AI.SCRIPTSET), AI.SCRIPTGET,
 // AI.SCRIPTDEL, AI.SCRIPTEXECUTE (and AI.SCRIPTRUN). TorchScript source is compiled on the
 // executor; functions run there too.
+#include "server/cluster.hpp"
 #include "server/command_util.hpp"
 #include "server/model_execution.hpp"
 #include "server/reply.hpp"
@@ -298,19 +299,21 @@ void add_script_commands(std::vector<CommandSpec>& out) {
     {"AI.SCRIPTSTORE", -8, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptstore, "script",
      "key device [TAG tag] ENTRY_POINTS n fn ... SOURCE text",
      "Compiles and stores a TorchScript script; every entry point must exist. +OK or the "
-     "compiler's error."},
+     "compiler's error.", no_routed_keys},
     {"AI.SCRIPTSET", -5, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptset, "script",
-     "key device [TAG tag] SOURCE text", "Older form of AI.SCRIPTSTORE (no entry points)."},
+     "key device [TAG tag] SOURCE text", "Older form of AI.SCRIPTSTORE (no entry points).",
+     no_routed_keys},
     {"AI.SCRIPTGET", -2, kReadOnly, 1, 1, 1, scriptget, "script", "key [META] [SOURCE]",
-     "Device, tag, entry points and/or the source; both by default."},
-    {"AI.SCRIPTDEL", 2, kWrite, 1, 1, 1, scriptdel, "script", "key", "Deletes a script: +OK."},
+     "Device, tag, entry points and/or the source; both by default.", no_routed_keys},
+    {"AI.SCRIPTDEL", 2, kWrite, 1, 1, 1, scriptdel, "script", "key", "Deletes a script: +OK.",
+     no_routed_keys},
     {"AI.SCRIPTEXECUTE", -3, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptexecute, "script",
      "key fn [KEYS n k ...] [INPUTS n in ...] [ARGS n a ...] [OUTPUTS m out ...] [TIMEOUT ms]",
      "Calls fn(tensors, keys, args) on the executor and stores every output at once: +OK, "
-     "TIMEDOUT, or the error with no output written."},
+     "TIMEDOUT, or the error with no output written.", redisai_run_keys},
     {"AI.SCRIPTRUN", -3, kWrite | kDenyOom | kBlocking, 1, 1, 1, scriptrun, "script",
      "key fn [TIMEOUT ms] INPUTS in ... OUTPUTS out ...",
-     "Older form: fn called with the input tensors as positional arguments."},
+     "Older form: fn called with the input tensors as positional arguments.", redisai_run_keys},
   });
 }
 

@@ -59,12 +59,12 @@ void info_server(Server& s, std::string& out) {
                     std::chrono::steady_clock::now() - s.start_time())
                     .count();
   out += fmt::format(
-      "redis_version:{}\r\nslipstream_version:{}\r\nredis_mode:standalone\r\n"
+      "redis_version:{}\r\nslipstream_version:{}\r\nredis_mode:{}\r\n"
       "os:Linux\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\n"
       "tcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nio_threads_active:{}\r\n"
       "executable:slipstream\r\n",
-      kRedisCompatVersion, kSlipstreamVersion, ::getpid(), s.run_id(), s.bound_port(), uptime,
-      uptime / 86400, s.io_threads());
+      kRedisCompatVersion, kSlipstreamVersion, s.cluster() ? "cluster" : "standalone",
+      ::getpid(), s.run_id(), s.bound_port(), uptime, uptime / 86400, s.io_threads());
 }
 
 void info_clients(Server& s, std::string& out) {
@@ -137,6 +137,10 @@ void info_models(Server& s, std::string& out) {
   });
 }
 
+void info_cluster(Server& s, std::string& out) {
+  out += fmt::format("cluster_enabled:{}\r\n", s.cluster() ? 1 : 0);
+}
+
 void info_keyspace(Server& s, std::string& out) {
   std::size_t keys = s.keyspace().size();
   if (keys > 0) out += fmt::format("db0:keys={},expires=0,avg_ttl=0\r\n", keys);
@@ -150,6 +154,7 @@ const std::vector<InfoSection>& info_sections() {
       {"persistence", "Persistence", true, info_persistence},
       {"stats", "Stats", true, info_stats},
       {"cpu", "CPU", true, info_cpu},
+      {"cluster", "Cluster", true, info_cluster},
       {"keyspace", "Keyspace", true, info_keyspace},
       {"models", "Models", false, info_models},
   };

@@ -25,6 +25,8 @@ struct ServerOptions {
   unsigned executor_threads = 2;      ///< threads running models and scripts (not I/O)
   int intra_op_threads = 0;           ///< threads inside one model run (0: backend default)
   int inter_op_threads = 0;           ///< backend inter-op pool (0: backend default)
+  std::string cluster_nodes;          ///< "host:port,..." of every shard; empty: not clustered
+  int cluster_node_index = -1;        ///< this shard's entry; -1: the one matching port/bind
 };
 
 }  // namespace slipstream::server

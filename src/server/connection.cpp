@@ -187,6 +187,12 @@ void Connection::execute(std::vector<Buffer>& args) {
     output_.error("ERR wrong number of arguments for '" + shown + "' command");
     return;
   }
+  if (const Cluster* cluster = server_.cluster()) {
+    if (auto redirect = cluster->check(*spec, args)) {  // -MOVED or -CROSSSLOT
+      output_.error(*redirect);
+      return;
+    }
+  }
   if ((spec->flags & kDenyOom) && server_.keyspace().over_limit(0)) {
     output_.error("OOM command not allowed when used memory > 'maxmemory'.");
     return;

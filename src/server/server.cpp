@@ -57,6 +57,10 @@ Server::Server(ServerOptions options)
                                       : std::max(1u, std::thread::hardware_concurrency());
   executor_ = std::make_unique<ml::Executor>(options_.executor_threads);
   loader_ = std::make_unique<ml::Executor>(1);
+  if (!options_.cluster_nodes.empty()) {
+    cluster_ = std::make_unique<const Cluster>(options_.cluster_nodes, options_.cluster_node_index,
+                                               options_.port, options_.bind);
+  }
   keyspace_.set_max_memory(options_.max_memory);
   keyspace_.set_write_listener([this](std::string_view key) { waits_.notify(key); });
 }
@@ -234,6 +238,11 @@ int Server::run() {
     net.tcp->listen(asio::socket_base::max_listen_connections);
     bound_port_.store(net.tcp->local_endpoint().port());
     spdlog::info("listening on tcp://{}", endpoint_text(net.tcp->local_endpoint()));
+  }
+  if (cluster_) {
+    const ClusterNode& self = cluster_->self();
+    spdlog::info("cluster mode: member {} of {} ({}), slots {}-{}", cluster_->self_index(),
+                 cluster_->nodes().size(), self.endpoint(), self.first_slot, self.last_slot);
   }
   if (!options_.unix_socket.empty()) {
     std::error_code fs_ec;

@@ -14,6 +14,7 @@
 
 #include "ml/backend.hpp"
 #include "ml/executor.hpp"
+#include "server/cluster.hpp"
 #include "server/command_table.hpp"
 #include "server/config.hpp"
 #include "server/keyspace.hpp"
@@ -63,6 +64,8 @@ class Server {
   Keyspace& keyspace() noexcept { return keyspace_; }
   WaitRegistry& waits() noexcept { return waits_; }
   const CommandTable& commands() const noexcept { return commands_; }
+  /// The cluster map in cluster mode (--cluster-nodes), else null.
+  const Cluster* cluster() const noexcept { return cluster_.get(); }
   Stats& stats() noexcept { return stats_; }
 
   // ---- Settings (CONFIG GET/SET). Thread-safe.
@@ -112,6 +115,7 @@ class Server {
   Keyspace keyspace_;
   WaitRegistry waits_;
   CommandTable commands_;
+  std::unique_ptr<const Cluster> cluster_;
   Stats stats_;
   unsigned io_threads_ = 1;
 

@@ -43,11 +43,27 @@ inline int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
+/// `count` distinct ports that were free a moment ago (for servers that must know each other's
+/// ports before they start, such as cluster members).
+inline std::vector<int> free_loopback_ports(int count) {
+  std::vector<int> ports;
+  while (static_cast<int>(ports.size()) < count) {
+    int port = free_loopback_port();
+    bool seen = false;
+    for (int p : ports) seen = seen || p == port;
+    if (!seen) ports.push_back(port);
+  }
+  return ports;
+}
+
 class ServerProcess {
  public:
   /// Starts the server with `extra_args` appended to the defaults. The snapshot directory is a
-  /// fresh temporary directory unless `dir` is given (to test restarts over the same data).
-  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string dir = {}) {
+  /// fresh temporary directory unless `dir` is given (to test restarts over the same data). The
+  /// TCP port is a free one unless `port` is given.
+  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string dir = {},
+                         int port = 0)
+      : fixed_port_(port) {
     char tmpl[] = "/tmp/slipstream-test-XXXXXX";
     const char* made = ::mkdtemp(tmpl);
     if (made == nullptr) throw std::runtime_error("mkdtemp failed");
@@ -99,7 +115,7 @@ class ServerProcess {
  private:
   void start(std::vector<std::string> extra_args) {
     for (int attempt = 0; attempt < 5; ++attempt) {
-      port_ = free_loopback_port();
+      port_ = fixed_port_ > 0 ? fixed_port_ : free_loopback_port();
       std::vector<std::string> args = {SLIPSTREAM_BINARY, "server", "--port", std::to_string(port_),
                                        "--unixsocket", socket_path_, "--dir", dir_,
                                        "--loglevel", "warn"};
@@ -150,6 +166,7 @@ class ServerProcess {
 
   std::string tmpdir_, dir_, socket_path_;
   int port_ = 0;
+  int fixed_port_ = 0;
   pid_t pid_ = -1;
 };
 
