@@ -85,5 +85,6 @@ void add_tensor_commands(std::vector<CommandSpec>& out);
 void add_native_commands(std::vector<CommandSpec>& out);
 void add_model_commands(std::vector<CommandSpec>& out);
 void add_script_commands(std::vector<CommandSpec>& out);
+void add_shm_commands(std::vector<CommandSpec>& out);
 
 }  // namespace slipstream::server

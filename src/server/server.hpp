@@ -17,6 +17,7 @@
 #include "server/command_table.hpp"
 #include "server/config.hpp"
 #include "server/keyspace.hpp"
+#include "server/shm.hpp"
 #include "server/waits.hpp"
 
 namespace slipstream::server {
@@ -61,6 +62,7 @@ class Server {
   WaitRegistry& waits() noexcept { return waits_; }
   const CommandTable& commands() const noexcept { return commands_; }
   Stats& stats() noexcept { return stats_; }
+  SharedMemory& shared_memory() noexcept { return shared_memory_; }
 
   // ---- Settings (CONFIG GET/SET). Thread-safe.
   std::string password() const;
@@ -106,6 +108,7 @@ class Server {
   // Restores the runtimes of models and scripts loaded from a snapshot.
   void compile_loaded_models();
 
+  SharedMemory shared_memory_;
   Keyspace keyspace_;
   WaitRegistry waits_;
   CommandTable commands_;

@@ -130,7 +130,8 @@ class ServerProcess {
       addr.sin_port = htons(static_cast<uint16_t>(port_));
       bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
       ::close(fd);
-      if (ok) return true;
+      // The Unix socket is bound after the TCP listener: wait for it too.
+      if (ok && std::filesystem::exists(socket_path_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
