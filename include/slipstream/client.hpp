@@ -15,6 +15,7 @@
 #include "slipstream/error.hpp"
 #include "slipstream/export.hpp"
 #include "slipstream/reply.hpp"
+#include "slipstream/shared_memory.hpp"
 #include "slipstream/tensor.hpp"
 #include "slipstream/tensor_data.hpp"
 
@@ -54,6 +55,14 @@ struct ClientOptions {
   int reconnect_attempts = 3;
   std::chrono::milliseconds reconnect_backoff{50};
   std::chrono::milliseconds reconnect_timeout{1000};
+  /// The shared-memory fast path: kAuto uses it over `unix://` addresses when the server offers
+  /// it (SS.SHM.ATTACH); kOff never does. `SLIPSTREAM_SHM=off` in the environment also turns it
+  /// off.
+  SharedMemoryMode shared_memory = SharedMemoryMode::kAuto;
+  /// Puts (put_tensor from a buffer) and unpacks smaller than this use the socket even when the
+  /// fast path is on: below it the extra round trip of a loan costs more than the copy it saves.
+  /// Loans, views and get_tensor always use shared memory when it is on.
+  std::size_t shared_memory_min_bytes = 256 * 1024;
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.
@@ -198,6 +207,28 @@ class SLIPSTREAM_API Client {
   /// Gets several tensors in one round trip, in the order of `names`. Throws the first error (e.g.
   /// KeyNotFoundError) after every reply has been read.
   std::vector<Tensor> get_tensors(std::span<const std::string> names);
+
+  // ---- Shared memory (local fast path; see shared_memory.hpp) ------------------------------
+
+  /// A region of `bytes` bytes to fill with a tensor and then store with the put_tensor overload
+  /// below, without a copy. Shared memory lent by the server when the fast path is on, private
+  /// memory otherwise (and when the server's pool is full: counted in stats().fallbacks).
+  /// Throws InvalidArgumentError for zero bytes, OutOfMemoryError when the server is over
+  /// --maxmemory.
+  TensorLoan loan(std::size_t bytes);
+  /// Stores the filled loan as a tensor (consuming it): a shared loan is sealed by the server so
+  /// that nobody, this process included, can change it afterwards, and becomes the stored tensor
+  /// without a copy; a private one is sent on the socket. `loan.size()` must equal
+  /// element_count(shape) * dtype_size(dtype). Throws InvalidArgumentError for a bad name, shape
+  /// or size or an invalid loan, and as put_tensor. The loan is consumed even when it throws.
+  void put_tensor(std::string_view name, TensorLoan&& loan, DType dtype,
+                  std::span<const std::int64_t> shape);
+  /// A read-only view of a stored tensor: its bytes in shared memory, without a copy, when the
+  /// fast path is on; otherwise (or when the pool is full) a private copy received on the socket.
+  /// Throws KeyNotFoundError, WrongTypeError.
+  TensorView view_tensor(std::string_view name);
+  /// Which path the tensor operations of this Client took.
+  ClientStats stats() const;
 
   // ---- Raw keys ------------------------------------------------------------------------------
 

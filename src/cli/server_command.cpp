@@ -40,6 +40,11 @@ std::function<int()> add_server_command(CLI::App& app) {
   cmd->add_option("--maxmemory", options->max_memory,
                   "Refuse writes (-OOM) beyond this many bytes of data (0: no limit)")
       ->capture_default_str();
+  cmd->add_option("--shm-size", options->shm_size,
+                  "Bytes of shared memory for local clients' fast path (0: off)")
+      ->capture_default_str();
+  auto no_shm = std::make_shared<bool>(false);
+  cmd->add_flag("--no-shm", *no_shm, "Disable the shared-memory fast path (as --shm-size 0)");
   cmd->add_option("--requirepass", options->password,
                   "Password clients must AUTH with (visible in ps: prefer "
                   "--requirepass-file or SLIPSTREAM_PASSWORD)");
@@ -75,7 +80,8 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
-  return [options, password_file]() -> int {
+  return [options, password_file, no_shm]() -> int {
+    if (*no_shm) options->shm_size = 0;
     spdlog::set_level(spdlog::level::from_str(options->log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
     if (options->cluster_node_index >= 0 && options->cluster_nodes.empty()) {

@@ -111,6 +111,8 @@ Client::Impl::Impl(ClientOptions options) : options_(std::move(options)) {
   get_prefixes_ = split_prefixes(options_.key_prefixes_in ? *options_.key_prefixes_in
                                                           : env("SSKEYIN").value_or(""));
   if (!get_prefixes_.empty()) data_source_ = get_prefixes_.front();
+  shm_wanted_ = options_.shared_memory == SharedMemoryMode::kAuto &&
+                address_.kind == client::Address::Kind::kUnix && env("SLIPSTREAM_SHM") != "off";
 
   std::lock_guard lock(io_mutex_);
   connect_first();

@@ -65,7 +65,10 @@ void Client::Impl::connect_first() {
   nodes_.push_back(std::move(seed));
   default_node_ = 0;
   ClusterMode mode = mode_from_environment(options_.cluster);
-  if (mode == ClusterMode::kStandalone) return;
+  if (mode == ClusterMode::kStandalone) {
+    attach_shared_memory(*nodes_[0].connection);
+    return;
+  }
 
   client::Connection& c = *nodes_[0].connection;
   c.set_io_timeout(options_.command_timeout);
@@ -85,6 +88,7 @@ void Client::Impl::connect_first() {
                                " is not a cluster member (CLUSTER SLOTS: " +
                                (slots.is_error() ? slots.string : "no slot ranges") + ")");
   }
+  attach_shared_memory(c);  // standalone: the fast path is for one local server
 }
 
 client::Connection& Client::Impl::connected(std::size_t node) {
@@ -107,6 +111,7 @@ client::Connection& Client::Impl::connected(std::size_t node) {
     try {
       n.connection = open(n.address, timeout);
       n.reached = true;
+      if (!clustered_) attach_shared_memory(*n.connection);
       return *n.connection;
     } catch (const Error& error) {
       bool transient =

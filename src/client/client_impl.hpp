@@ -16,6 +16,7 @@
 #include "client/connection.hpp"
 #include "client/request.hpp"
 #include "client/server_errors.hpp"
+#include "client/shm.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream {
@@ -69,7 +70,10 @@ class __attribute__((visibility("hidden"))) Client::Impl {
       client::Connection& connection = connected(node);
       connection.set_io_timeout(io_timeout_with(wait));
       try {
+        // Views and loans given back since the last request are released in front of it.
+        const bool releasing = send_shm_releases(connection);
         connection.send(request);
+        if (releasing) connection.read_reply();  // SS.SHM.RELEASE's count
         return read(connection);
       } catch (const ServerError& error) {
         if (redirects < kMaxRedirects && follow_redirect(error.server_text())) continue;
@@ -164,6 +168,24 @@ class __attribute__((visibility("hidden"))) Client::Impl {
     return use_model_prefix_;
   }
 
+  // ---- Shared-memory fast path (client_shm.cpp). The shm_* operations return nothing when the
+  // socket must be used instead (fast path off, small tensor, pool full), having counted it.
+  bool shm_put(const std::string& key, const TensorRef& tensor);
+  std::optional<Tensor> shm_get(const std::string& key);
+  std::optional<std::vector<std::int64_t>> shm_unpack(const std::string& key, DType dtype,
+                                                      void* out, std::size_t out_bytes,
+                                                      std::span<const std::int64_t> expected,
+                                                      MemoryOrder order);
+  std::optional<TensorView> shm_view(const std::string& key);
+  /// A shared loan (SS.SHM.LOAN), mapped writable if `map`; nullopt if the pool is full.
+  std::optional<TensorLoan> shm_lend(std::size_t bytes, bool map);
+  /// Commits a shared loan as `key`, consuming it. Returns false if it had to be sent on the
+  /// socket instead (its connection was replaced since it was lent).
+  bool shm_commit(const std::string& key, TensorLoan& loan, DType dtype,
+                  std::span<const std::int64_t> shape);
+  client::ShmLink& shm_link() noexcept { return *shm_; }
+  const std::shared_ptr<client::ShmLink>& shm_link_ptr() const noexcept { return shm_; }
+
   // Guarded by settings_mutex_; written through set_prefix_flag.
   bool use_tensor_prefix_ = true;
   bool use_dataset_prefix_ = true;
@@ -201,6 +223,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
                   const std::function<void(client::Connection&, std::size_t)>& read_one,
                   std::vector<std::exception_ptr>& errors);
 
+  // Asks a new Unix-socket connection for the fast path (SS.SHM.ATTACH); standalone only.
+  // Requires io_mutex_.
+  void attach_shared_memory(client::Connection& connection);
+  // Sends SS.SHM.RELEASE for ids given back since the last request; true if it sent one.
+  bool send_shm_releases(client::Connection& connection);
   std::chrono::milliseconds io_timeout_with(std::chrono::milliseconds wait) const;
   std::string prefixed(std::string_view name, bool enabled, bool for_read) const;
 
@@ -217,6 +244,8 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   std::string seed_id_;                    // cluster: CLUSTER MYID of the node at address_
   bool refresh_pending_ = false;           // guarded by io_mutex_; a shard was unreachable
   std::atomic<bool> server_waits_{true};            ///< false once the server rejected SS.WAIT
+  std::shared_ptr<client::ShmLink> shm_ = std::make_shared<client::ShmLink>();
+  bool shm_wanted_ = false;  ///< fast path allowed (kAuto, unix://, not SLIPSTREAM_SHM=off)
 
   mutable std::mutex settings_mutex_;
   std::string put_prefix_;                 ///< SSKEYOUT, guarded by settings_mutex_

@@ -36,6 +36,7 @@ bool is_unknown_command(const Reply& reply) {
 void Client::put_tensor(std::string_view name, DType dtype, const void* data, std::size_t bytes,
                         std::span<const std::int64_t> shape, MemoryOrder order) {
   std::string key = impl_->tensor_key(name, false);
+  if (impl_->shm_put(key, TensorRef{key, dtype, data, bytes, shape, order})) return;
   Request request;
   Impl::add_tensor_set(request, key, TensorRef{key, dtype, data, bytes, shape, order});
   impl_->call(key, request, quoted("put tensor", key));
@@ -43,6 +44,7 @@ void Client::put_tensor(std::string_view name, DType dtype, const void* data, st
 
 Tensor Client::get_tensor(std::string_view name) {
   std::string key = impl_->tensor_key(name, true);
+  if (std::optional<Tensor> tensor = impl_->shm_get(key)) return std::move(*tensor);
   Request request;
   Impl::add_tensor_get(request, key);
   return impl_->exchange(key, request,
@@ -58,6 +60,9 @@ std::vector<std::int64_t> Client::unpack_tensor(std::string_view name, DType dty
                                                 MemoryOrder order) {
   std::string key = impl_->tensor_key(name, true);
   if (out == nullptr && out_bytes > 0) throw InvalidArgumentError("output buffer is null");
+  if (auto shape = impl_->shm_unpack(key, dtype, out, out_bytes, expected_shape, order)) {
+    return std::move(*shape);
+  }
   Request request;
   Impl::add_tensor_get(request, key);
   std::vector<std::int64_t> shape;

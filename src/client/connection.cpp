@@ -129,7 +129,43 @@ std::unique_ptr<Connection> Connection::open(const Address& address,
 Connection::Connection(int fd, std::string peer)
     : fd_(fd), peer_(std::move(peer)), buffer_(new char[kBufferSize]) {}
 
-Connection::~Connection() { ::close(fd_); }
+Connection::~Connection() {
+  for (int fd : received_fds_) ::close(fd);
+  ::close(fd_);
+}
+
+ssize_t Connection::receive(void* out, std::size_t size) {
+  iovec part{out, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(253 * sizeof(int))];  // SCM_MAX_FD descriptors
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t got = ::recvmsg(fd_, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (got >= 0) {
+    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+         header = CMSG_NXTHDR(&message, header)) {
+      if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+      std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      const unsigned char* data = CMSG_DATA(header);
+      for (std::size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, data + i * sizeof(int), sizeof fd);
+        received_fds_.push_back(fd);
+      }
+    }
+    if (message.msg_flags & MSG_CTRUNC) protocol_error("passed file descriptors were truncated");
+  }
+  return got;
+}
+
+int Connection::take_fd() {
+  if (received_fds_.empty()) protocol_error("a reply announced a file descriptor that never came");
+  int fd = received_fds_.front();
+  received_fds_.pop_front();
+  return fd;
+}
 
 void Connection::protocol_error(const std::string& what) const {
   throw ProtocolError("protocol error from " + peer_ + ": " + what);
@@ -193,7 +229,7 @@ void Connection::fill() {
     begin_ = 0;
   }
   for (;;) {
-    ssize_t got = ::recv(fd_, buffer_.get() + end_, kBufferSize - end_, MSG_DONTWAIT);
+    ssize_t got = receive(buffer_.get() + end_, kBufferSize - end_);
     if (got > 0) {
       end_ += static_cast<std::size_t>(got);
       return;
@@ -220,7 +256,7 @@ void Connection::read_exact(void* out, std::size_t size) {
   }
   while (size > 0) {
     if (dst != nullptr && size >= kDirectReadThreshold) {
-      ssize_t got = ::recv(fd_, dst, size, MSG_DONTWAIT);
+      ssize_t got = receive(dst, size);
       if (got > 0) {
         dst += got;
         size -= static_cast<std::size_t>(got);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,9 +63,16 @@ class Connection {
   /// failed, so it can only be discarded (e.g. the server restarted). Never blocks.
   bool closed_by_peer() const;
 
+  /// The next file descriptor the server passed (SCM_RIGHTS on a Unix socket), in the order they
+  /// arrived; the caller owns it. Descriptors arrive no later than the first byte of the reply
+  /// that announces them (see server/connection_fds.cpp). Throws ProtocolError if none came.
+  int take_fd();
+
  private:
   void read_exact(void* out, std::size_t size);
   void fill();  // reads at least one byte into the buffer
+  // One non-blocking recvmsg into `out`, keeping any descriptors passed with the bytes.
+  ssize_t receive(void* out, std::size_t size);
   void wait(short events);
   Reply read_reply(int depth);
 
@@ -74,6 +82,7 @@ class Connection {
   std::unique_ptr<char[]> buffer_;
   std::size_t begin_ = 0;  ///< first unread byte in buffer_
   std::size_t end_ = 0;    ///< one past the last received byte
+  std::deque<int> received_fds_;  ///< passed descriptors not yet taken (closed on destruction)
 };
 
 }  // namespace slipstream::client

@@ -29,6 +29,7 @@ CommandTable::CommandTable() {
   add_script_commands(specs_);
   add_native_commands(specs_);
   add_cluster_commands(specs_);
+  add_shm_commands(specs_);
   for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
 }
 

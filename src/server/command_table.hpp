@@ -99,6 +99,7 @@ void add_tensor_commands(std::vector<CommandSpec>& out);
 void add_native_commands(std::vector<CommandSpec>& out);
 void add_model_commands(std::vector<CommandSpec>& out);
 void add_script_commands(std::vector<CommandSpec>& out);
+void add_shm_commands(std::vector<CommandSpec>& out);
 void add_cluster_commands(std::vector<CommandSpec>& out);
 
 /// KeyFinder for commands whose only key is a model or script: stored on every shard, so never

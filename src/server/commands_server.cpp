@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -82,6 +83,18 @@ void info_memory(Server& s, std::string& out) {
       "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak_rss:{}\r\nmaxmemory:{}\r\n"
       "maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
       used, human_bytes(used), rss, max, human_bytes(max));
+  // The shared-memory fast path: its pool (--shm-size), what it holds, and who holds it.
+  const SharedMemory& shm = s.shared_memory();
+  const ShmCounters& counters = *shm.counters();
+  const std::size_t shm_used = counters.used_bytes.load();
+  out += fmt::format(
+      "shm_enabled:{}\r\nshm_size:{}\r\nshm_used:{}\r\nshm_used_human:{}\r\nshm_free:{}\r\n"
+      "shm_segments:{}\r\nshm_files:{}\r\nshm_max_files:{}\r\nshm_loans:{}\r\nshm_leases:{}\r\n"
+      "shm_attached_clients:{}\r\n",
+      shm.enabled() ? 1 : 0, shm.capacity(), shm_used, human_bytes(shm_used),
+      shm.capacity() - std::min(shm_used, shm.capacity()), counters.segments.load(),
+      counters.files.load(), shm.max_files(), counters.loans.load(), counters.leases.load(),
+      counters.attached_clients.load());
 }
 
 void info_persistence(Server& s, std::string& out) {
@@ -102,6 +115,11 @@ void info_stats(Server& s, std::string& out) {
       st.connections_received.load(), st.commands_processed.load(), st.net_input_bytes.load(),
       st.net_output_bytes.load(), st.rejected_connections.load(), st.keyspace_hits.load(),
       st.keyspace_misses.load(), st.error_replies.load(), st.protocol_errors.load());
+  const ShmCounters& shm = *s.shared_memory().counters();
+  out += fmt::format(
+      "shm_commits:{}\r\nshm_views:{}\r\nshm_view_copies:{}\r\nshm_refusals:{}\r\n",
+      shm.total_commits.load(), shm.total_views.load(), shm.total_view_copies.load(),
+      shm.total_refusals.load());
 }
 
 void info_cpu(Server&, std::string& out) {

@@ -16,6 +16,9 @@ struct ServerOptions {
   unsigned unix_socket_perm = 0700;   ///< permissions of the Unix socket file
   unsigned threads = 0;               ///< I/O threads; 0 = number of cores
   std::size_t max_memory = 0;         ///< bytes; 0 = unlimited
+  /// Bytes the shared-memory fast path may hold (loans, tensors stored through it, views of
+  /// copies); 0 disables it.
+  std::size_t shm_size = 4ull << 30;
   std::string password;               ///< empty = no AUTH required
   std::size_t max_bulk_len = 512ull << 20;
   std::size_t max_clients = 10000;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "server/server.hpp"
+#include "server/shm.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -227,15 +228,24 @@ void Connection::flush() {
     total += piece.size;
   }
   writing_ = true;
+  if (!in_flight_.passed_fds().empty()) return write_with_fds(buffers, total);
   auto self = shared_from_this();
   asio::async_write(socket_, buffers,
                     [this, self, total](const asio::error_code& ec, std::size_t) {
-                      writing_ = false;
-                      in_flight_.clear();
-                      if (ec) return close();
-                      server_.stats().net_output_bytes.fetch_add(total, std::memory_order_relaxed);
-                      process();
+                      if (ec) {
+                        writing_ = false;
+                        in_flight_.clear();
+                        return close();
+                      }
+                      finish_write(total);
                     });
+}
+
+void Connection::finish_write(std::size_t total) {
+  writing_ = false;
+  in_flight_.clear();
+  server_.stats().net_output_bytes.fetch_add(total, std::memory_order_relaxed);
+  process();
 }
 
 void Connection::close() {
@@ -247,6 +257,7 @@ void Connection::close() {
     cancel();
   }
   if (timer_) timer_->cancel();
+  shm.reset();  // a client that leaves, however it ends, gives back its loans and leases
   asio::error_code ignored;
   socket_.shutdown(asio::socket_base::shutdown_both, ignored);
   socket_.close(ignored);

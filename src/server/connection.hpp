@@ -41,12 +41,18 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   void arm_timer(std::chrono::milliseconds delay, std::function<void()> on_expiry) override;
   void on_close_while_parked(std::function<void()> cancel) override;
   std::weak_ptr<Session> weak_session() override { return weak_from_this(); }
+  bool is_local() const override { return is_unix_; }
 
  private:
   void read_more();
   void process();
   void execute(std::vector<Buffer>& args);
   void flush();
+  // Replies that pass file descriptors (connection_fds.cpp): Asio cannot send ancillary data.
+  struct FdWrite;
+  void write_with_fds(const std::vector<asio::const_buffer>& buffers, std::size_t total);
+  void continue_fd_write(std::shared_ptr<FdWrite> write);
+  void finish_write(std::size_t total);
   void close();
 
   Server& server_;

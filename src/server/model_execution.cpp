@@ -73,6 +73,8 @@ Buffer join_chunks(std::vector<Buffer>& args, std::size_t first) {
 
 namespace {
 
+constexpr std::size_t kShmOutputMinBytes = 64 * 1024;
+
 // Stores the outputs (all or nothing) and returns the reply to send.
 std::function<void(ReplyBuffer&)> store_outputs(Server& server,
                                                 const std::vector<std::string>& keys,
@@ -91,6 +93,14 @@ std::function<void(ReplyBuffer&)> store_outputs(Server& server,
   std::vector<std::pair<std::string, std::shared_ptr<Value>>> entries;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     ml::OwnedTensor& out = outputs[i];
+    // Outputs of a useful size go to shared memory (one copy, here on the executor's thread), so
+    // local clients view them without a copy; if the pool is full they stay on the heap.
+    SharedMemory& shm = server.shared_memory();
+    if (shm.enabled() && out.data.size() >= kShmOutputMinBytes) {
+      ShmFailure failure;
+      std::string error;
+      if (auto moved = shm.copy_in(out.data.view(), &failure, &error)) out.data = std::move(*moved);
+    }
     entries.emplace_back(keys[i], std::make_shared<Value>(Tensor{out.dtype, std::move(out.shape),
                                                                  std::move(out.data)}));
   }

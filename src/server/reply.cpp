@@ -108,6 +108,7 @@ void ReplyBuffer::bulk_shared(std::shared_ptr<const void> owner, std::string_vie
   close_open_piece();
   pieces_.push_back({true, 0, bytes.size(), bytes.data()});
   owners_.push_back(std::move(owner));
+  shared_bytes_ += bytes.size();
   small_.append("\r\n");
 }
 
@@ -121,11 +122,18 @@ std::vector<ReplyBuffer::Piece> ReplyBuffer::pieces() {
   return out;
 }
 
+void ReplyBuffer::pass_fd(int fd, std::shared_ptr<const void> owner) {
+  fds_.push_back({fd, small_.size() + shared_bytes_});
+  owners_.push_back(std::move(owner));
+}
+
 void ReplyBuffer::clear() {
   small_.clear();
   open_ = 0;
   pieces_.clear();
   owners_.clear();
+  shared_bytes_ = 0;
+  fds_.clear();
 }
 
 }  // namespace slipstream::server

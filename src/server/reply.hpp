@@ -38,6 +38,16 @@ class ReplyBuffer {
   void bulk_shared(std::shared_ptr<const void> owner, std::string_view bytes);
   void raw(std::string_view bytes);
 
+  /// A file descriptor passed to the client (SCM_RIGHTS) with the reply about to be written:
+  /// call it before writing that reply. `owner` keeps the descriptor open until it is sent.
+  /// Only Unix-socket connections may be handed descriptors (Session::is_local()).
+  struct PassedFd {
+    int fd;
+    std::size_t offset;  ///< where its reply starts among the bytes of this buffer
+  };
+  void pass_fd(int fd, std::shared_ptr<const void> owner);
+  const std::vector<PassedFd>& passed_fds() const noexcept { return fds_; }
+
   bool empty() const noexcept { return pieces_.empty() && open_ == small_.size(); }
   /// Bytes held in the owned buffer (for output back-pressure; shared payloads not counted).
   std::size_t owned_bytes() const noexcept { return small_.size(); }
@@ -59,6 +69,8 @@ class ReplyBuffer {
   };
   std::vector<Entry> pieces_;
   std::vector<std::shared_ptr<const void>> owners_;
+  std::size_t shared_bytes_ = 0;  // bytes of the shared pieces
+  std::vector<PassedFd> fds_;
 };
 
 }  // namespace slipstream::server

@@ -46,6 +46,7 @@ struct Server::Network {
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
+      shared_memory_(options_.shm_size),
       password_(options_.password),
       dir_(options_.dir),
       log_level_(options_.log_level),

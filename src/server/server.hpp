@@ -18,6 +18,7 @@
 #include "server/command_table.hpp"
 #include "server/config.hpp"
 #include "server/keyspace.hpp"
+#include "server/shm.hpp"
 #include "server/waits.hpp"
 
 namespace slipstream::server {
@@ -67,6 +68,7 @@ class Server {
   /// The cluster map in cluster mode (--cluster-nodes), else null.
   const Cluster* cluster() const noexcept { return cluster_.get(); }
   Stats& stats() noexcept { return stats_; }
+  SharedMemory& shared_memory() noexcept { return shared_memory_; }
 
   // ---- Settings (CONFIG GET/SET). Thread-safe.
   std::string password() const;
@@ -112,6 +114,7 @@ class Server {
   // Restores the runtimes of models and scripts loaded from a snapshot.
   void compile_loaded_models();
 
+  SharedMemory shared_memory_;
   Keyspace keyspace_;
   WaitRegistry waits_;
   CommandTable commands_;

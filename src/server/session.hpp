@@ -10,6 +10,7 @@
 namespace slipstream::server {
 
 class ReplyBuffer;
+class ShmSession;
 
 /// Per-connection state shared with command handlers. Implemented by the network connection;
 /// handlers run on the connection's own I/O thread, so plain members need no locking unless
@@ -22,6 +23,12 @@ class Session {
   bool authenticated = false;
   /// Set by QUIT: close the connection once pending replies are written.
   bool close_requested = false;
+  /// Loans and leases of the shared-memory fast path (after SS.SHM.ATTACH); released when the
+  /// connection closes.
+  std::shared_ptr<ShmSession> shm;
+
+  /// True for a Unix-socket connection: the only kind that can be handed file descriptors.
+  virtual bool is_local() const { return false; }
 
   virtual void set_name(std::string name) = 0;
   virtual std::string name() const = 0;

@@ -1,0 +1,527 @@
+// The shared-memory fast path of the client: loans (regions the server lends, filled here and
+// committed without a copy), views (the server's sealed memfds mapped read-only), and the
+// shared-memory forms of put, get and unpack. See docs/architecture.md, "Shared-memory fast path".
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "client/client_impl.hpp"
+#include "client/tensor_layout.hpp"
+#include "slipstream/client.hpp"
+
+namespace slipstream {
+
+using client::Request;
+
+namespace client {
+
+struct ShmAccess {
+  static void set_shared(TensorLoan& loan, void* mapping, int fd, std::size_t size,
+                         std::uint64_t id, std::uint64_t generation,
+                         std::shared_ptr<ShmLink> link) {
+    loan.mapping_ = mapping;
+    loan.data_ = static_cast<std::byte*>(mapping);
+    loan.fd_ = fd;
+    loan.size_ = size;
+    loan.id_ = id;
+    loan.generation_ = generation;
+    loan.link_ = std::move(link);
+  }
+  static void set_private(TensorLoan& loan, std::size_t size) {
+    loan.private_ = std::make_unique_for_overwrite<std::byte[]>(size);
+    loan.data_ = loan.private_.get();
+    loan.size_ = size;
+  }
+  static void* mapping(const TensorLoan& loan) { return loan.mapping_; }
+  static int fd(const TensorLoan& loan) { return loan.fd_; }
+  static std::uint64_t id(const TensorLoan& loan) { return loan.id_; }
+  /// Unmaps the loan's region (the seal needs it) and forgets it; the descriptor stays.
+  static void unmap(TensorLoan& loan) {
+    if (loan.mapping_ != nullptr) ::munmap(loan.mapping_, loan.size());
+    loan.mapping_ = nullptr;
+    loan.data_ = nullptr;
+  }
+  /// Done with the loan: the server has it (committed) or never will.
+  static void forget(TensorLoan& loan, bool give_back) {
+    if (!give_back) loan.link_.reset();
+    loan.reset();
+  }
+
+  static TensorView shared_view(DType dtype, std::vector<std::int64_t> shape, void* mapping,
+                                std::size_t size, std::uint64_t id, std::uint64_t generation,
+                                std::shared_ptr<ShmLink> link) {
+    TensorView view;
+    view.dtype_ = dtype;
+    view.shape_ = std::move(shape);
+    view.mapping_ = mapping;
+    view.data_ = static_cast<const std::byte*>(mapping);
+    view.size_ = size;
+    view.id_ = id;
+    view.generation_ = generation;
+    view.link_ = std::move(link);
+    return view;
+  }
+  static TensorView private_view(Tensor tensor) {
+    TensorView view;
+    view.dtype_ = tensor.dtype();
+    view.shape_.assign(tensor.shape().begin(), tensor.shape().end());
+    view.private_ = std::move(tensor);
+    view.data_ = view.private_.bytes().data();
+    view.size_ = view.private_.byte_size();
+    return view;
+  }
+};
+
+inline bool is_pool_full(const std::string& error) {
+  return error.starts_with("SHMFULL") || error.starts_with("ERR shared memory is not attached");
+}
+
+inline std::string quoted(std::string_view what, std::string_view key) {
+  return std::string(what) + " '" + std::string(key) + "'";
+}
+
+// Maps a passed memfd read-only. Kernels before 6.7 refuse a shared mapping of a write-sealed
+// memfd opened read-write; a private read-only mapping shows the same (unchangeable) pages.
+inline void* map_read_only(int fd, std::size_t size) {
+  void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (mapping == MAP_FAILED && (errno == EPERM || errno == EACCES)) {
+    mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  return mapping;
+}
+
+inline void write_all(int fd, const std::byte* data, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw ConnectionError(std::string("writing a shared-memory loan failed: ") +
+                            std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace client
+
+using client::ShmAccess;
+using client::is_pool_full;
+using client::map_read_only;
+using client::quoted;
+
+// ---- TensorLoan / TensorView ------------------------------------------------------------------
+
+TensorLoan::TensorLoan(TensorLoan&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapping_(std::exchange(other.mapping_, nullptr)),
+      fd_(std::exchange(other.fd_, -1)),
+      private_(std::move(other.private_)),
+      id_(std::exchange(other.id_, 0)),
+      generation_(other.generation_),
+      link_(std::move(other.link_)) {}
+
+TensorLoan& TensorLoan::operator=(TensorLoan&& other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+    private_ = std::move(other.private_);
+    id_ = std::exchange(other.id_, 0);
+    generation_ = other.generation_;
+    link_ = std::move(other.link_);
+  }
+  return *this;
+}
+
+TensorLoan::~TensorLoan() { reset(); }
+
+void TensorLoan::reset() noexcept {
+  if (mapping_ != nullptr) ::munmap(mapping_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  if (link_ && id_ != 0) link_->give_back(generation_, id_);  // an uncommitted loan
+  mapping_ = nullptr;
+  fd_ = -1;
+  data_ = nullptr;
+  size_ = 0;
+  id_ = 0;
+  private_.reset();
+  link_.reset();
+}
+
+TensorView::TensorView(TensorView&& other) noexcept
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapping_(std::exchange(other.mapping_, nullptr)),
+      private_(std::move(other.private_)),
+      id_(std::exchange(other.id_, 0)),
+      generation_(other.generation_),
+      link_(std::move(other.link_)) {}
+
+TensorView& TensorView::operator=(TensorView&& other) noexcept {
+  if (this != &other) {
+    release();
+    dtype_ = other.dtype_;
+    shape_ = std::move(other.shape_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    private_ = std::move(other.private_);
+    id_ = std::exchange(other.id_, 0);
+    generation_ = other.generation_;
+    link_ = std::move(other.link_);
+  }
+  return *this;
+}
+
+TensorView::~TensorView() { release(); }
+
+void TensorView::release() noexcept {
+  if (mapping_ != nullptr) ::munmap(mapping_, size_);
+  if (link_ && id_ != 0) link_->give_back(generation_, id_);
+  mapping_ = nullptr;
+  data_ = nullptr;
+  size_ = 0;
+  id_ = 0;
+  link_.reset();
+  private_ = Tensor();
+}
+
+void TensorView::throw_dtype_mismatch(DType requested) const {
+  throw InvalidArgumentError("tensor view holds " + std::string(dtype_name(dtype_)) + ", not " +
+                             std::string(dtype_name(requested)));
+}
+
+// ---- Impl: attach and releases -----------------------------------------------------------------
+
+void Client::Impl::attach_shared_memory(client::Connection& connection) {
+  bool with_shm = false;
+  if (shm_wanted_) {
+    connection.set_io_timeout(options_.command_timeout);
+    Request attach;
+    attach.command({"SS.SHM.ATTACH"});
+    connection.send(attach);
+    // An error (plain Redis, --no-shm, ...) just means the socket path.
+    with_shm = !connection.read_reply().is_error();
+  }
+  shm_->connected(with_shm);
+}
+
+bool Client::Impl::send_shm_releases(client::Connection& connection) {
+  std::vector<std::uint64_t> ids = shm_->take_pending();
+  if (ids.empty()) return false;
+  Request release;
+  release.command(1 + ids.size());
+  release.arg("SS.SHM.RELEASE");
+  for (std::uint64_t id : ids) release.arg(static_cast<std::int64_t>(id));
+  connection.send(release);
+  return true;
+}
+
+// ---- Impl: loans --------------------------------------------------------------------------------
+
+std::optional<TensorLoan> Client::Impl::shm_lend(std::size_t bytes, bool map) {
+  Request request;
+  request.command(2);
+  request.arg("SS.SHM.LOAN");
+  request.arg(static_cast<std::int64_t>(bytes));
+  struct Lent {
+    std::string error;
+    int fd = -1;
+    std::uint64_t id = 0;
+    std::uint64_t generation = 0;
+  };
+  Lent lent = exchange(Route::any(), request, [&](client::Connection& c) {
+    Lent result;
+    Reply reply = c.read_reply();
+    if (reply.is_error()) {
+      result.error = reply.string;
+    } else if (!reply.is_integer() || reply.integer <= 0) {
+      c.protocol_error("SS.SHM.LOAN did not reply a loan id");
+    } else {
+      result.fd = c.take_fd();
+      result.id = static_cast<std::uint64_t>(reply.integer);
+      result.generation = shm_->current_generation();
+    }
+    return result;
+  });
+  if (!lent.error.empty()) {
+    if (is_pool_full(lent.error)) return std::nullopt;
+    client::throw_server_error(lent.error, "shared-memory loan of " + std::to_string(bytes) +
+                                               " bytes");
+  }
+  TensorLoan loan;
+  void* mapping = nullptr;
+  if (map) {
+    // Populated at once: the caller is about to write all of it.
+    mapping = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, lent.fd, 0);
+    if (mapping == MAP_FAILED) {
+      int error = errno;
+      ::close(lent.fd);
+      shm_->give_back(lent.generation, lent.id);
+      throw ConnectionError(std::string("cannot map a shared-memory loan: ") +
+                            std::strerror(error));
+    }
+  }
+  ShmAccess::set_shared(loan, mapping, lent.fd, bytes, lent.id, lent.generation, shm_);
+  return loan;
+}
+
+bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dtype,
+                              std::span<const std::int64_t> shape) {
+  ShmAccess::unmap(loan);  // the server can seal the loan only once nobody maps it writable
+  Request request;
+  request.command(4 + shape.size());
+  request.arg("SS.SHM.COMMIT");
+  request.arg(static_cast<std::int64_t>(ShmAccess::id(loan)));
+  request.arg(key);
+  request.arg(dtype_name(dtype));
+  for (auto d : shape) request.arg(d);
+  Reply reply =
+      exchange(Route(key), request, [](client::Connection& c) { return c.read_reply(); });
+  if (reply.is_error() && reply.string.starts_with("ERR no such loan")) {
+    // The connection was replaced since the loan was made (the server dropped it with the old
+    // one): the bytes are still in our descriptor, so send them on the socket.
+    void* mapping = map_read_only(ShmAccess::fd(loan), loan.size());
+    if (mapping == MAP_FAILED) {
+      ShmAccess::forget(loan, false);
+      throw ConnectionError("put tensor '" + key + "': the loan outlived its connection");
+    }
+    Request put;
+    add_tensor_set(put, key, TensorRef{key, dtype, mapping, loan.size(), shape, MemoryOrder::kC});
+    try {
+      call(Route(key), put, quoted("put tensor", key));
+    } catch (...) {
+      ::munmap(mapping, loan.size());
+      ShmAccess::forget(loan, false);
+      throw;
+    }
+    ::munmap(mapping, loan.size());
+    ShmAccess::forget(loan, false);
+    shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+    shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  ShmAccess::forget(loan, false);  // consumed by the server, whatever its answer
+  if (reply.is_error()) client::throw_server_error(reply.string, quoted("put tensor", key));
+  shm_->shm_puts.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
+  if (!shm_->active() || t.bytes < options_.shared_memory_min_bytes) {
+    shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::size_t expected = element_count(t.shape) * dtype_size(t.dtype);
+  if (t.bytes != expected || (t.bytes > 0 && t.data == nullptr)) return false;  // socket path says why
+  const bool transpose = t.order == MemoryOrder::kFortran && t.shape.size() > 1;
+  std::optional<TensorLoan> loan = shm_lend(t.bytes, transpose);
+  if (!loan) {
+    shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+    shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // The one copy: straight from the caller's buffer into the loan (pwrite needs no mapping, so
+  // nothing has to be unmapped for the seal), or transposed into the mapped loan.
+  if (transpose) {
+    client::fortran_to_c(static_cast<const std::byte*>(t.data), loan->bytes().data(),
+                         dtype_size(t.dtype), t.shape);
+  } else {
+    client::write_all(ShmAccess::fd(*loan), static_cast<const std::byte*>(t.data), t.bytes);
+  }
+  shm_commit(key, *loan, t.dtype, t.shape);
+  return true;
+}
+
+// ---- Impl: views --------------------------------------------------------------------------------
+
+std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
+  if (!shm_->active()) return std::nullopt;
+  Request request;
+  request.command({"SS.SHM.VIEW", key});
+  struct Leased {
+    std::string error;
+    int fd = -1;
+    std::uint64_t id = 0;
+    std::uint64_t generation = 0;
+    DType dtype = DType::kFloat32;
+    std::vector<std::int64_t> shape;
+    std::size_t bytes = 0;
+  };
+  Leased leased = exchange(Route(key), request, [&](client::Connection& c) {
+    Leased result;
+    Reply reply = c.read_reply();
+    if (reply.is_error()) {
+      result.error = reply.string;
+      return result;
+    }
+    // [id, type, [dims], bytes], with the memfd passed alongside.
+    if (!reply.is_array() || reply.elements.size() != 4 || !reply.elements[0].is_integer() ||
+        !reply.elements[2].is_array() || !reply.elements[3].is_integer()) {
+      c.protocol_error("malformed SS.SHM.VIEW reply");
+    }
+    result.fd = c.take_fd();
+    result.id = static_cast<std::uint64_t>(reply.elements[0].integer);
+    result.generation = shm_->current_generation();
+    auto dtype = parse_dtype(reply.elements[1].string);
+    std::size_t expected = 0;
+    try {
+      if (!dtype) throw InvalidArgumentError("unknown dtype");
+      result.dtype = *dtype;
+      for (const auto& d : reply.elements[2].elements) result.shape.push_back(d.integer);
+      expected = element_count(result.shape) * dtype_size(result.dtype);
+    } catch (const InvalidArgumentError& e) {
+      ::close(result.fd);
+      c.protocol_error(std::string("SS.SHM.VIEW reply describes an invalid tensor: ") + e.what());
+    }
+    result.bytes = static_cast<std::size_t>(reply.elements[3].integer);
+    if (result.bytes != expected) {
+      ::close(result.fd);
+      c.protocol_error("SS.SHM.VIEW reply size does not match its shape");
+    }
+    return result;
+  });
+  if (!leased.error.empty()) {
+    if (is_pool_full(leased.error)) {
+      shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+      return std::nullopt;
+    }
+    client::throw_server_error(leased.error, quoted("view tensor", key));
+  }
+  void* mapping = client::map_read_only(leased.fd, leased.bytes);
+  int error = errno;
+  ::close(leased.fd);  // the mapping keeps the memory
+  if (mapping == MAP_FAILED) {
+    shm_->give_back(leased.generation, leased.id);
+    throw ConnectionError(std::string("cannot map a shared-memory view: ") + std::strerror(error));
+  }
+  return ShmAccess::shared_view(leased.dtype, std::move(leased.shape), mapping, leased.bytes,
+                                leased.id, leased.generation, shm_);
+}
+
+std::optional<Tensor> Client::Impl::shm_get(const std::string& key) {
+  std::optional<TensorView> view = shm_view(key);
+  if (!view) {
+    shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  Tensor tensor = Tensor::copy_of(view->dtype(), view->bytes().data(), view->byte_size(),
+                                  view->shape());
+  shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
+  return tensor;
+}
+
+std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
+    const std::string& key, DType dtype, void* out, std::size_t out_bytes,
+    std::span<const std::int64_t> expected, MemoryOrder order) {
+  std::optional<TensorView> view;
+  if (out_bytes >= options_.shared_memory_min_bytes) view = shm_view(key);
+  if (!view) {
+    shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> shape(view->shape().begin(), view->shape().end());
+  if (view->dtype() != dtype) {
+    throw InvalidArgumentError("tensor '" + key + "' holds " +
+                               std::string(dtype_name(view->dtype())) + " elements, not " +
+                               std::string(dtype_name(dtype)));
+  }
+  if (!expected.empty() &&
+      !std::equal(expected.begin(), expected.end(), shape.begin(), shape.end())) {
+    std::string got;
+    for (auto d : shape) got += (got.empty() ? "" : ",") + std::to_string(d);
+    throw InvalidArgumentError("tensor '" + key + "' has shape {" + got +
+                               "}, not the expected one");
+  }
+  if (out_bytes < view->byte_size()) {
+    throw BufferTooSmallError("tensor '" + key + "' needs " + std::to_string(view->byte_size()) +
+                              " bytes; the buffer has " + std::to_string(out_bytes));
+  }
+  if (order == MemoryOrder::kFortran && shape.size() > 1) {
+    client::c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype),
+                         shape);
+  } else {
+    std::memcpy(out, view->bytes().data(), view->byte_size());
+  }
+  shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
+  return shape;
+}
+
+// ---- Client -------------------------------------------------------------------------------------
+
+TensorLoan Client::loan(std::size_t bytes) {
+  if (bytes == 0) throw InvalidArgumentError("a loan needs at least one byte");
+  if (impl_->shm_link().active()) {
+    if (std::optional<TensorLoan> lent = impl_->shm_lend(bytes, true)) return std::move(*lent);
+    impl_->shm_link().fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+  TensorLoan loan;
+  ShmAccess::set_private(loan, bytes);
+  return loan;
+}
+
+void Client::put_tensor(std::string_view name, TensorLoan&& loan, DType dtype,
+                        std::span<const std::int64_t> shape) {
+  TensorLoan taken = std::move(loan);  // consumed whatever happens
+  if (!taken.valid()) {
+    throw InvalidArgumentError("put tensor: the loan is empty (moved from or already committed)");
+  }
+  std::string key = impl_->tensor_key(name, false);
+  std::size_t expected = element_count(shape) * dtype_size(dtype);
+  if (taken.size() != expected) {
+    throw InvalidArgumentError("tensor '" + key + "': the loan is " +
+                               std::to_string(taken.size()) + " bytes but the shape needs " +
+                               std::to_string(expected));
+  }
+  client::ShmLink& link = impl_->shm_link();
+  if (taken.shared()) {
+    if (impl_->shm_commit(key, taken, dtype, shape)) {
+      link.shm_loan_puts.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  Request request;
+  Impl::add_tensor_set(request, key,
+                       TensorRef{key, dtype, taken.bytes().data(), taken.size(), shape});
+  impl_->call(Route(key), request, "put tensor '" + key + "'");
+  link.socket_puts.fetch_add(1, std::memory_order_relaxed);
+}
+
+TensorView Client::view_tensor(std::string_view name) {
+  std::string key = impl_->tensor_key(name, true);
+  if (std::optional<TensorView> view = impl_->shm_view(key)) {
+    impl_->shm_link().shm_views.fetch_add(1, std::memory_order_relaxed);
+    return std::move(*view);
+  }
+  Request request;
+  Impl::add_tensor_get(request, key);
+  Tensor tensor =
+      impl_->exchange(Route(key), request,
+                      [&](client::Connection& c) { return Impl::read_tensor(c, key); });
+  impl_->shm_link().socket_gets.fetch_add(1, std::memory_order_relaxed);
+  return ShmAccess::private_view(std::move(tensor));
+}
+
+ClientStats Client::stats() const {
+  const client::ShmLink& link = impl_->shm_link();
+  ClientStats stats;
+  stats.shared_memory = link.active();
+  stats.shm_puts = link.shm_puts.load();
+  stats.shm_loan_puts = link.shm_loan_puts.load();
+  stats.shm_gets = link.shm_gets.load();
+  stats.shm_views = link.shm_views.load();
+  stats.socket_puts = link.socket_puts.load();
+  stats.socket_gets = link.socket_gets.load();
+  stats.fallbacks = link.fallbacks.load();
+  return stats;
+}
+
+}  // namespace slipstream

@@ -1,0 +1,164 @@
+// The shared-memory fast path, server side: segments (one sealed memfd per tensor), the pool that
+// bounds them (--shm-size), and each connection's loans and leases. See docs/architecture.md,
+// "Shared-memory fast path", for why every segment is its own memfd.
+//
+// Thread-safety: SharedMemory and ShmCounters may be used from any thread. A ShmSession belongs to
+// one connection and is touched only on that connection's I/O thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "common/buffer.hpp"
+
+namespace slipstream::server {
+
+/// Figures for INFO memory / stats. Relaxed atomics: figures, not synchronisation.
+struct ShmCounters {
+  std::atomic<std::size_t> used_bytes{0};       ///< live segments + outstanding loans
+  std::atomic<std::uint64_t> files{0};          ///< memfds open (segments + loans)
+  std::atomic<std::uint64_t> segments{0};       ///< live sealed segments
+  std::atomic<std::uint64_t> loans{0};          ///< loans lent and not yet committed or released
+  std::atomic<std::uint64_t> leases{0};         ///< views held by clients
+  std::atomic<std::uint64_t> attached_clients{0};
+  std::atomic<std::uint64_t> total_commits{0};
+  std::atomic<std::uint64_t> total_views{0};        ///< zero-copy leases of stored segments
+  std::atomic<std::uint64_t> total_view_copies{0};  ///< leases of a copy (tensor not in shm)
+  std::atomic<std::uint64_t> total_refusals{0};     ///< requests refused because the pool was full
+};
+
+/// Pool bytes held by a loan or a segment; given back on destruction.
+class ShmReservation {
+ public:
+  ShmReservation(std::shared_ptr<ShmCounters> counters, std::size_t bytes)
+      : counters_(std::move(counters)), bytes_(bytes) {}
+  ShmReservation(ShmReservation&& other) noexcept
+      : counters_(std::move(other.counters_)), bytes_(std::exchange(other.bytes_, 0)) {}
+  ShmReservation(const ShmReservation&) = delete;
+  ShmReservation& operator=(const ShmReservation&) = delete;
+  ShmReservation& operator=(ShmReservation&&) = delete;
+  ~ShmReservation();
+
+ private:
+  std::shared_ptr<ShmCounters> counters_;
+  std::size_t bytes_;
+};
+
+/// A memfd that nobody can write any more (sealed F_SEAL_WRITE | SHRINK | GROW | SEAL), mapped
+/// read-only: the storage of one tensor's bytes (a Buffer adopts it). Readers get its descriptor.
+class ShmSegment final : public BufferStorage {
+ public:
+  ShmSegment(int fd, void* mapping, std::size_t size, ShmReservation reservation,
+             std::shared_ptr<ShmCounters> counters);
+  ~ShmSegment() override;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  int fd() const noexcept { return fd_; }
+  std::size_t size() const noexcept { return size_; }
+  char* data() const noexcept { return static_cast<char*>(mapping_); }
+
+ private:
+  int fd_;
+  void* mapping_;
+  std::size_t size_;
+  ShmReservation reservation_;
+  std::shared_ptr<ShmCounters> counters_;
+};
+
+/// A writable memfd lent to one client (its size sealed), which the client fills and commits.
+class ShmLoan {
+ public:
+  ShmLoan(int fd, std::size_t size, ShmReservation reservation,
+          std::shared_ptr<ShmCounters> counters);
+  ~ShmLoan();
+  ShmLoan(const ShmLoan&) = delete;
+  ShmLoan& operator=(const ShmLoan&) = delete;
+
+  int fd() const noexcept { return fd_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  friend class SharedMemory;
+  int fd_;
+  std::size_t size_;
+  std::optional<ShmReservation> reservation_;
+  std::shared_ptr<ShmCounters> counters_;
+};
+
+/// Why a shared-memory allocation failed.
+enum class ShmFailure { kNone, kFull, kSystem };
+
+/// The server's shared-memory pool: creates loans and segments, bounded by a byte capacity
+/// (--shm-size) and by a number of open memfds (half the process's file-descriptor limit).
+class SharedMemory {
+ public:
+  /// `capacity` 0 disables the fast path.
+  explicit SharedMemory(std::size_t capacity);
+
+  bool enabled() const noexcept { return capacity_ > 0; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t max_files() const noexcept { return max_files_; }
+  const std::shared_ptr<ShmCounters>& counters() const noexcept { return counters_; }
+
+  /// A new loan of `size` bytes (> 0). On failure returns null with `failure` and `error` set:
+  /// kFull when the pool has no room, kSystem when the kernel refused.
+  std::unique_ptr<ShmLoan> lend(std::size_t size, ShmFailure* failure, std::string* error);
+
+  /// Takes the loan over as read-only storage: seals it against writing (which the kernel refuses
+  /// while anyone still maps it writable) and maps it read-only. Returns nullopt with `error` set
+  /// if it cannot be sealed; the loan is released either way.
+  std::optional<Buffer> seal(std::unique_ptr<ShmLoan> loan, std::string* error);
+
+  /// A new sealed segment holding a copy of `bytes` (one copy, written with pwrite so no mapping
+  /// is writable). nullopt with `failure`/`error` set when the pool is full or the kernel refused.
+  std::optional<Buffer> copy_in(std::string_view bytes, ShmFailure* failure, std::string* error);
+
+  /// The segment that holds `buffer`'s bytes, or nullptr if they are ordinary heap memory.
+  static const ShmSegment* segment_of(const Buffer& buffer) noexcept;
+
+ private:
+  // Reserves `bytes` and one file; nullopt (and a refusal counted) when either limit is reached.
+  std::optional<ShmReservation> reserve(std::size_t bytes, std::string* error);
+
+  std::size_t capacity_;
+  std::size_t max_files_;
+  std::shared_ptr<ShmCounters> counters_;
+};
+
+/// One connection's loans and leases, created by SS.SHM.ATTACH. Destroying it (when the
+/// connection closes, however the client ended) releases them all.
+class ShmSession {
+ public:
+  explicit ShmSession(std::shared_ptr<ShmCounters> counters);
+  ~ShmSession();
+  ShmSession(const ShmSession&) = delete;
+  ShmSession& operator=(const ShmSession&) = delete;
+
+  /// Keeps the loan; returns its id (unique within the connection).
+  std::uint64_t add_loan(std::unique_ptr<ShmLoan> loan);
+  /// Removes and returns the loan, or null for an unknown id.
+  std::unique_ptr<ShmLoan> take_loan(std::uint64_t id);
+  /// Keeps `owner` (which keeps a segment alive) until released; returns the lease id.
+  std::uint64_t add_lease(std::shared_ptr<const void> owner);
+  /// Releases a lease or a loan; false for an unknown id.
+  bool release(std::uint64_t id);
+
+  std::size_t loans() const noexcept { return loans_.size(); }
+  std::size_t leases() const noexcept { return leases_.size(); }
+
+ private:
+  std::shared_ptr<ShmCounters> counters_;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<ShmLoan>> loans_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<const void>> leases_;
+};
+
+}  // namespace slipstream::server

@@ -1,0 +1,413 @@
+// The shared-memory fast path against a real server: every dtype through put/get/view/unpack and
+// loans, views that outlive overwrites and deletes, a SIGKILLed client's views and loans
+// reclaimed, a full pool falling back to the socket, --maxmemory, AUTH before attach, and
+// another local user kept out.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "client_fixture.hpp"
+
+namespace slipstream::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+ClientOptions shm_options(const ServerProcess& server, std::size_t min_bytes = 0) {
+  ClientOptions options;
+  options.address = server.unix_address();
+  options.shared_memory_min_bytes = min_bytes;
+  return options;
+}
+
+/// One `field:value` of INFO memory or stats, as an integer (-1 if absent).
+std::int64_t info_field(Client& client, const std::string& field) {
+  Reply reply = client.command({"INFO", "everything"});
+  const std::string& text = reply.string;
+  auto at = text.find("\n" + field + ":");
+  if (at == std::string::npos) return -1;
+  at += field.size() + 2;
+  return std::stoll(text.substr(at, text.find('\r', at) - at));
+}
+
+/// Polls until INFO `field` equals `value` (reclaiming after a disconnect is asynchronous).
+bool eventually_equals(Client& client, const std::string& field, std::int64_t value) {
+  for (int i = 0; i < 200; ++i) {
+    if (info_field(client, field) == value) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+template <typename T>
+std::vector<T> sample(std::size_t n) {
+  std::vector<T> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<T>((i * 37 + 11) % 101);
+  return values;
+}
+
+template <typename T>
+void round_trip(Client& shm, Client& tcp, const std::string& name) {
+  const std::vector<std::int64_t> shape{3, 4, 5};
+  std::unique_ptr<T[]> values(new T[60]);
+  auto filled = sample<T>(60);
+  if constexpr (std::is_same_v<T, bool>) {
+    for (std::size_t i = 0; i < 60; ++i) values[i] = i % 3 == 0;
+  } else {
+    std::copy(filled.begin(), filled.end(), values.get());
+  }
+  const std::size_t bytes = 60 * sizeof(T);
+
+  // put (one copy into a loan) -> the same bytes are visible over TCP
+  shm.put_tensor<T>(name, std::span<const T>(values.get(), 60), shape);
+  Tensor via_tcp = tcp.get_tensor(name);
+  ASSERT_EQ(via_tcp.dtype(), dtype_of<T>);
+  ASSERT_EQ(std::memcmp(via_tcp.bytes().data(), values.get(), bytes), 0);
+
+  // get, unpack, view
+  Tensor got = shm.get_tensor(name);
+  EXPECT_EQ(got.dtype(), dtype_of<T>);
+  EXPECT_EQ(std::vector<std::int64_t>(got.shape().begin(), got.shape().end()), shape);
+  EXPECT_EQ(std::memcmp(got.bytes().data(), values.get(), bytes), 0);
+  std::unique_ptr<T[]> out(new T[60]{});
+  EXPECT_EQ(shm.unpack_tensor<T>(name, std::span<T>(out.get(), 60), shape), shape);
+  EXPECT_EQ(std::memcmp(out.get(), values.get(), bytes), 0);
+  TensorView view = shm.view_tensor(name);
+  EXPECT_TRUE(view.shared());
+  EXPECT_EQ(view.dtype(), dtype_of<T>);
+  EXPECT_EQ(std::vector<std::int64_t>(view.shape().begin(), view.shape().end()), shape);
+  ASSERT_EQ(view.data<T>().size(), 60u);
+  EXPECT_EQ(std::memcmp(view.data<T>().data(), values.get(), bytes), 0);
+
+  // a loan filled in place, committed without a copy, read over TCP
+  TensorLoan loan = shm.loan(bytes);
+  ASSERT_TRUE(loan.shared());
+  std::memcpy(loan.bytes().data(), values.get(), bytes);
+  shm.put_tensor(name + ".loan", std::move(loan), dtype_of<T>, shape);
+  EXPECT_FALSE(loan.valid());
+  Tensor loaned = tcp.get_tensor(name + ".loan");
+  EXPECT_EQ(std::memcmp(loaned.bytes().data(), values.get(), bytes), 0);
+}
+
+class ShmTest : public ::testing::Test {
+ protected:
+  ServerProcess& server() { return shared_server(); }
+};
+
+TEST_F(ShmTest, EveryDtypeThroughSharedMemory) {
+  Client shm(shm_options(server()));
+  Client tcp(server().tcp_address());
+  ASSERT_TRUE(shm.stats().shared_memory);
+  EXPECT_FALSE(tcp.stats().shared_memory);
+  round_trip<float>(shm, tcp, unique("f32"));
+  round_trip<double>(shm, tcp, unique("f64"));
+  round_trip<std::int8_t>(shm, tcp, unique("i8"));
+  round_trip<std::int16_t>(shm, tcp, unique("i16"));
+  round_trip<std::int32_t>(shm, tcp, unique("i32"));
+  round_trip<std::int64_t>(shm, tcp, unique("i64"));
+  round_trip<std::uint8_t>(shm, tcp, unique("u8"));
+  round_trip<std::uint16_t>(shm, tcp, unique("u16"));
+  round_trip<bool>(shm, tcp, unique("bool"));
+  ClientStats stats = shm.stats();
+  EXPECT_EQ(stats.shm_puts, 18u);  // 9 copies + 9 loans
+  EXPECT_EQ(stats.shm_loan_puts, 9u);
+  EXPECT_EQ(stats.shm_gets, 18u);  // get + unpack
+  EXPECT_EQ(stats.shm_views, 9u);
+  EXPECT_EQ(stats.socket_puts, 0u);
+  EXPECT_EQ(stats.socket_gets, 0u);
+  EXPECT_EQ(stats.fallbacks, 0u);
+}
+
+TEST_F(ShmTest, FortranOrderThroughSharedMemory) {
+  Client shm(shm_options(server()));
+  const std::vector<std::int64_t> shape{3, 4, 2};
+  std::vector<double> fortran(24);
+  std::iota(fortran.begin(), fortran.end(), 1.0);
+  shm.put_tensor<double>(unique("f"), fortran, shape, MemoryOrder::kFortran);
+  Client tcp(server().tcp_address());
+  std::vector<double> back(24);
+  tcp.unpack_tensor<double>(unique("f"), back, shape, MemoryOrder::kFortran);
+  EXPECT_EQ(back, fortran);
+  std::vector<double> via_shm(24);
+  shm.unpack_tensor<double>(unique("f"), via_shm, shape, MemoryOrder::kFortran);
+  EXPECT_EQ(via_shm, fortran);
+  EXPECT_EQ(shm.stats().shm_puts, 1u);
+  EXPECT_EQ(shm.stats().shm_gets, 1u);
+}
+
+// A committed tensor never changes under a reader: the view keeps the old bytes through an
+// overwrite (through shared memory and through the socket) and a delete of its key.
+TEST_F(ShmTest, ViewOutlivesOverwriteAndDelete) {
+  Client shm(shm_options(server()));
+  Client tcp(server().tcp_address());
+  const std::vector<std::int64_t> shape{1024};
+  std::vector<float> first(1024), second(1024, -1.0f);
+  std::iota(first.begin(), first.end(), 0.0f);
+  shm.put_tensor<float>(unique("t"), first, shape);
+
+  TensorView view = shm.view_tensor(unique("t"));
+  ASSERT_TRUE(view.shared());
+  const std::int64_t leases = info_field(tcp, "shm_leases");
+  EXPECT_GE(leases, 1);
+
+  shm.put_tensor<float>(unique("t"), second, shape);  // overwrite through shared memory
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), view.data<float>().begin()));
+  tcp.put_tensor<float>(unique("t"), second, shape);  // and through the socket
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), view.data<float>().begin()));
+  EXPECT_TRUE(shm.delete_tensor(unique("t")));
+  EXPECT_FALSE(tcp.tensor_exists(unique("t")));
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), view.data<float>().begin()));
+
+  TensorView moved = std::move(view);
+  EXPECT_FALSE(view.valid());
+  moved.release();
+  EXPECT_FALSE(moved.valid());
+  shm.command({"PING"});  // the release rides on the next request
+  EXPECT_EQ(info_field(tcp, "shm_leases"), leases - 1);
+}
+
+// A tensor stored through the socket is viewed through a copy the lease alone holds.
+TEST_F(ShmTest, ViewOfSocketStoredTensorIsACopy) {
+  Client shm(shm_options(server()));
+  Client tcp(server().tcp_address());
+  std::vector<std::int32_t> values(1000);
+  std::iota(values.begin(), values.end(), 7);
+  tcp.put_tensor<std::int32_t>(unique("t"), values, std::vector<std::int64_t>{10, 100});
+  const std::int64_t copies = info_field(tcp, "shm_view_copies");
+  TensorView view = shm.view_tensor(unique("t"));
+  EXPECT_TRUE(view.shared());
+  EXPECT_TRUE(std::equal(values.begin(), values.end(), view.data<std::int32_t>().begin()));
+  EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies + 1);
+  EXPECT_THROW(view.data<float>(), InvalidArgumentError);
+}
+
+TEST_F(ShmTest, ErrorsAndUncommittedLoans) {
+  Client shm(shm_options(server()));
+  EXPECT_THROW(shm.view_tensor(unique("missing")), KeyNotFoundError);
+  shm.put_bytes(unique("s"), "not a tensor");
+  EXPECT_THROW(shm.view_tensor(unique("s")), WrongTypeError);
+  EXPECT_THROW(shm.loan(0), InvalidArgumentError);
+  TensorLoan wrong = shm.loan(12);
+  EXPECT_THROW(shm.put_tensor(unique("t"), std::move(wrong), DType::kFloat32,
+                              std::vector<std::int64_t>{4}),
+               InvalidArgumentError);
+  EXPECT_THROW(shm.put_tensor(unique("t"), TensorLoan(), DType::kFloat32,
+                              std::vector<std::int64_t>{3}),
+               InvalidArgumentError);
+  TensorLoan on_string = shm.loan(12);
+  EXPECT_THROW(shm.put_tensor(unique("s"), std::move(on_string), DType::kFloat32,
+                              std::vector<std::int64_t>{3}),
+               WrongTypeError);
+  {
+    TensorLoan dropped = shm.loan(1 << 20);  // given back when destroyed
+    EXPECT_TRUE(dropped.shared());
+  }
+  shm.command({"PING"});
+  EXPECT_EQ(info_field(shm, "shm_loans"), 0);
+}
+
+// The client of a SIGKILLed process holds a view of a deleted tensor and an uncommitted loan:
+// the server gives both back when the connection drops, and its memory figures return to zero.
+TEST(ShmReclaim, KilledClientsViewsAndLoansAreReclaimed) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client observer(server.tcp_address());
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    try {
+      Client client(shm_options(server));
+      std::vector<float> values(1 << 18, 1.5f);  // 1 MiB
+      client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
+      TensorView view = client.view_tensor("doomed");
+      client.delete_tensor("doomed");  // the view now holds the only reference
+      TensorLoan loan = client.loan(2 << 20);
+      std::memset(loan.bytes().data(), 7, loan.size());
+      char ok = view.shared() && loan.shared() ? 'y' : 'n';
+      if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+      ::pause();
+    } catch (...) {
+      char no = 'n';
+      (void)!::write(ready[1], &no, 1);
+    }
+    ::_exit(1);
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(ok, 'y');
+  EXPECT_EQ(info_field(observer, "shm_leases"), 1);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 1);
+  EXPECT_EQ(info_field(observer, "shm_used"), 3 << 20);
+  EXPECT_EQ(info_field(observer, "shm_attached_clients"), 1);
+
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(eventually_equals(observer, "shm_attached_clients", 0));
+  EXPECT_EQ(info_field(observer, "shm_leases"), 0);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 0);
+  EXPECT_EQ(info_field(observer, "shm_used"), 0);
+  EXPECT_EQ(info_field(observer, "shm_segments"), 0);
+  EXPECT_EQ(info_field(observer, "shm_free"), 64 << 20);
+}
+
+// A full pool: puts, loans and views fall back to the socket (and say so); nothing fails.
+TEST(ShmLimits, FullPoolFallsBackToTheSocket) {
+  ServerProcess server({"--shm-size", std::to_string(1 << 20)});
+  Client shm(shm_options(server));
+  ASSERT_TRUE(shm.stats().shared_memory);
+  std::vector<std::uint8_t> big(2 << 20, 9);
+  const std::vector<std::int64_t> shape{2 << 20};
+  shm.put_tensor<std::uint8_t>("big", big, shape);
+  ClientStats stats = shm.stats();
+  EXPECT_EQ(stats.fallbacks, 1u);
+  EXPECT_EQ(stats.socket_puts, 1u);
+  EXPECT_EQ(stats.shm_puts, 0u);
+
+  TensorView view = shm.view_tensor("big");  // heap tensor; a copy does not fit either
+  EXPECT_FALSE(view.shared());
+  EXPECT_EQ(view.byte_size(), big.size());
+  EXPECT_EQ(view.data<std::uint8_t>()[12345], 9);
+  EXPECT_EQ(shm.stats().fallbacks, 2u);
+
+  TensorLoan loan = shm.loan(2 << 20);
+  EXPECT_FALSE(loan.shared());
+  std::memset(loan.bytes().data(), 3, loan.size());
+  shm.put_tensor("loaned", std::move(loan), DType::kUInt8, shape);
+  EXPECT_EQ(shm.get_tensor("loaned").data<std::uint8_t>()[99], 3);
+  EXPECT_EQ(shm.stats().fallbacks, 4u);  // the loan, then the get's view
+
+  // What fits still goes through shared memory.
+  std::vector<std::uint8_t> small(512 << 10, 4);
+  shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{512 << 10});
+  EXPECT_EQ(shm.stats().shm_puts, 1u);
+  Client observer(server.tcp_address());
+  EXPECT_GT(info_field(observer, "shm_refusals"), 0);
+}
+
+TEST(ShmLimits, MaxMemoryRefusesLoans) {
+  ServerProcess server({"--maxmemory", std::to_string(1 << 20)});
+  Client shm(shm_options(server));
+  EXPECT_THROW(shm.loan(4 << 20), OutOfMemoryError);
+  std::vector<std::uint8_t> big(4 << 20, 1);
+  EXPECT_THROW(shm.put_tensor<std::uint8_t>("big", big, std::vector<std::int64_t>{4 << 20}),
+               OutOfMemoryError);
+  TensorLoan fits = shm.loan(1024);
+  EXPECT_TRUE(fits.shared());
+}
+
+TEST(ShmLimits, DisabledServerAndTcpUseTheSocket) {
+  ServerProcess server({"--no-shm"});
+  Client client(shm_options(server));
+  EXPECT_FALSE(client.stats().shared_memory);
+  std::vector<float> values(100, 2.0f);
+  client.put_tensor<float>("t", values, std::vector<std::int64_t>{100});
+  TensorView view = client.view_tensor("t");
+  EXPECT_FALSE(view.shared());
+  EXPECT_EQ(view.data<float>()[50], 2.0f);
+  EXPECT_EQ(client.stats().socket_puts, 1u);
+  EXPECT_EQ(client.stats().socket_gets, 1u);
+  EXPECT_EQ(client.stats().fallbacks, 0u);
+  EXPECT_THROW(client.command({"SS.SHM.ATTACH"}), ServerError);
+
+  Client tcp(shared_server().tcp_address());
+  EXPECT_FALSE(tcp.stats().shared_memory);
+  try {
+    tcp.command({"SS.SHM.ATTACH"});
+    FAIL() << "attached over TCP";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("Unix socket"), std::string::npos);
+  }
+  ClientOptions off = shm_options(shared_server());
+  off.shared_memory = SharedMemoryMode::kOff;
+  EXPECT_FALSE(Client(off).stats().shared_memory);
+}
+
+// Raw RESP over the Unix socket (no descriptors are read here).
+std::string unix_exchange(const std::string& path, const std::string& request) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  (void)!::write(fd, request.data(), request.size());
+  char buffer[512];
+  ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+}
+
+TEST(ShmSecurity, AttachAndLoansNeedAuth) {
+  ServerProcess server({"--requirepass", "s3cret"});
+  EXPECT_EQ(unix_exchange(server.unix_socket(), "SS.SHM.ATTACH\r\n").rfind("-NOAUTH", 0), 0u);
+  EXPECT_EQ(unix_exchange(server.unix_socket(), "SS.SHM.LOAN 100\r\n").rfind("-NOAUTH", 0), 0u);
+  EXPECT_EQ(unix_exchange(server.unix_socket(), "AUTH s3cret\r\nSS.SHM.LOAN 100\r\n"),
+            "+OK\r\n-ERR shared memory is not attached on this connection: send SS.SHM.ATTACH "
+            "first (Unix socket connections only)\r\n");
+  ClientOptions options = shm_options(server);
+  options.password = "s3cret";
+  Client client(options);
+  EXPECT_TRUE(client.stats().shared_memory);
+  std::vector<float> values(10, 1.0f);
+  client.put_tensor<float>("t", values, std::vector<std::int64_t>{10});
+  EXPECT_EQ(client.stats().shm_puts, 1u);
+}
+
+// Another local user can neither connect to the socket (0700, in a 0700 directory) nor open the
+// server's descriptors through /proc: the memory is reachable only through the socket.
+TEST(ShmSecurity, OtherUserCannotReachTheMemory) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  ServerProcess server;
+  Client client(shm_options(server));
+  std::vector<float> values(1 << 16, 1.0f);
+  client.put_tensor<float>("t", values, std::vector<std::int64_t>{1 << 16});
+  TensorView view = client.view_tensor("t");
+  ASSERT_TRUE(view.shared());
+  ASSERT_GE(info_field(client, "shm_segments"), 1);
+
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, server.unix_socket().c_str(), sizeof addr.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) ::_exit(11);
+    if (errno != EACCES) ::_exit(12);
+    std::string fds = "/proc/" + std::to_string(server.pid()) + "/fd";
+    if (DIR* dir = ::opendir(fds.c_str())) {  // readable would already be a leak
+      ::closedir(dir);
+      ::_exit(13);
+    }
+    for (int n = 0; n < 64; ++n) {
+      if (::open((fds + "/" + std::to_string(n)).c_str(), O_RDONLY) >= 0) ::_exit(14);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: could not become nobody, 11: connected, 12: not "
+                                       "EACCES, 13/14: could open the server's descriptors";
+}
+
+}  // namespace
+}  // namespace slipstream::testing
