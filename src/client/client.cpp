@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "client/client_impl.hpp"
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 #include "common/command_keys.hpp"
 #include "common/slot.hpp"
 
@@ -171,7 +171,7 @@ void Client::Impl::add_tensor_set(Request& request, std::string_view key, const 
   request.arg("BLOB");
   if (t.order == MemoryOrder::kFortran && t.shape.size() > 1) {
     auto transposed = std::make_unique_for_overwrite<std::byte[]>(t.bytes);
-    client::fortran_to_c(static_cast<const std::byte*>(t.data), transposed.get(),
+    fortran_to_c(static_cast<const std::byte*>(t.data), transposed.get(),
                          dtype_size(t.dtype), t.shape);
     request.arg_owned(std::move(transposed), t.bytes);
   } else {

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "client/client_impl.hpp"
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream {
@@ -332,7 +332,7 @@ bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
   // The one copy: straight from the caller's buffer into the loan (pwrite needs no mapping, so
   // nothing has to be unmapped for the seal), or transposed into the mapped loan.
   if (transpose) {
-    client::fortran_to_c(static_cast<const std::byte*>(t.data), loan->bytes().data(),
+    fortran_to_c(static_cast<const std::byte*>(t.data), loan->bytes().data(),
                          dtype_size(t.dtype), t.shape);
   } else {
     client::write_all(ShmAccess::fd(*loan), static_cast<const std::byte*>(t.data), t.bytes);
@@ -446,7 +446,7 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
                               " bytes; the buffer has " + std::to_string(out_bytes));
   }
   if (order == MemoryOrder::kFortran && shape.size() > 1) {
-    client::c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype),
+    c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype),
                          shape);
   } else {
     std::memcpy(out, view->bytes().data(), view->byte_size());

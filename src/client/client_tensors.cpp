@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "client/client_impl.hpp"
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream {
@@ -107,7 +107,7 @@ std::vector<std::int64_t> Client::unpack_tensor(std::string_view name, DType dty
   if (!ok) client::throw_server_error(error, quoted("unpack tensor", key));
   if (mismatch) std::rethrow_exception(mismatch);
   if (staging) {
-    client::c_to_fortran(staging.get(), static_cast<std::byte*>(out), dtype_size(dtype), shape);
+    c_to_fortran(staging.get(), static_cast<std::byte*>(out), dtype_size(dtype), shape);
   }
   return shape;
 }

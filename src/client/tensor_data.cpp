@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 
 namespace slipstream {
 
@@ -50,7 +50,7 @@ Tensor Tensor::copy_of(DType dtype, const void* data, std::size_t bytes,
   if (bytes > 0 && data == nullptr) throw InvalidArgumentError("tensor data pointer is null");
   const auto* src = static_cast<const std::byte*>(data);
   if (order == MemoryOrder::kFortran) {
-    client::fortran_to_c(src, tensor.data_.get(), dtype_size(dtype), shape);
+    fortran_to_c(src, tensor.data_.get(), dtype_size(dtype), shape);
   } else if (bytes > 0) {
     std::memcpy(tensor.data_.get(), src, bytes);
   }
@@ -81,7 +81,7 @@ void Tensor::copy_to(DType dtype, void* out, std::size_t out_bytes, MemoryOrder 
   if (byte_size_ == 0) return;
   auto* dst = static_cast<std::byte*>(out);
   if (order == MemoryOrder::kFortran) {
-    client::c_to_fortran(data_.get(), dst, dtype_size(dtype_), shape_);
+    c_to_fortran(data_.get(), dst, dtype_size(dtype_), shape_);
   } else {
     std::memcpy(dst, data_.get(), byte_size_);
   }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/tensor_layout.hpp"
 #include "ml/backend.hpp"
 
 namespace slipstream {
@@ -19,57 +20,6 @@ std::string shape_text(std::span<const std::int64_t> shape) {
     text += std::to_string(shape[i]);
   }
   return text + "]";
-}
-
-// Writes the row-major `src` of `shape` into `dst` in column-major order. Walks the row-major
-// positions in order while updating the matching column-major position incrementally (O(1) per
-// element for any rank); the same walk as the client's tensor_layout.cpp, which libslipstream
-// does not export.
-template <typename Word>
-void c_to_fortran_words(const std::byte* src, std::byte* dst, std::span<const std::int64_t> shape,
-                        std::size_t total, std::span<std::size_t> stride,
-                        std::span<std::size_t> index) {
-  const std::size_t rank = shape.size();
-  std::size_t step = 1;
-  for (std::size_t k = 0; k < rank; ++k) {
-    stride[k] = step;
-    index[k] = 0;
-    step *= static_cast<std::size_t>(shape[k]);
-  }
-  std::size_t f = 0;
-  for (std::size_t c = 0; c < total; ++c) {
-    std::memcpy(dst + f * sizeof(Word), src + c * sizeof(Word), sizeof(Word));
-    for (std::size_t k = rank; k-- > 0;) {
-      if (++index[k] < static_cast<std::size_t>(shape[k])) {
-        f += stride[k];
-        break;
-      }
-      index[k] = 0;
-      f -= stride[k] * (static_cast<std::size_t>(shape[k]) - 1);
-    }
-  }
-}
-
-void c_to_fortran(const std::byte* src, std::byte* dst, std::size_t element_size,
-                  std::span<const std::int64_t> shape, std::size_t bytes) {
-  if (shape.size() <= 1) {
-    if (bytes > 0) std::memcpy(dst, src, bytes);
-    return;
-  }
-  const std::size_t total = bytes / element_size;
-  std::vector<std::size_t> scratch(2 * shape.size());
-  const std::span<std::size_t> stride(scratch.data(), shape.size());
-  const std::span<std::size_t> index(scratch.data() + shape.size(), shape.size());
-  switch (element_size) {
-    case 1:
-      return c_to_fortran_words<std::uint8_t>(src, dst, shape, total, stride, index);
-    case 2:
-      return c_to_fortran_words<std::uint16_t>(src, dst, shape, total, stride, index);
-    case 4:
-      return c_to_fortran_words<std::uint32_t>(src, dst, shape, total, stride, index);
-    default:
-      return c_to_fortran_words<std::uint64_t>(src, dst, shape, total, stride, index);
-  }
 }
 
 ml::Device parse_device_or_throw(std::string_view text) {
@@ -208,7 +158,7 @@ void LocalModel::run(std::span<const TensorRef> inputs,
     const auto* src = reinterpret_cast<const std::byte*>(result.data.data());
     auto* dst = static_cast<std::byte*>(out.data);
     if (out.order == MemoryOrder::kFortran) {
-      c_to_fortran(src, dst, dtype_size(result.dtype), result.shape, result.data.size());
+      c_to_fortran(src, dst, dtype_size(result.dtype), result.shape);
     } else if (!result.data.empty()) {
       std::memcpy(dst, src, result.data.size());
     }

@@ -11,7 +11,7 @@
 #include "client/connection.hpp"
 #include "client/dataset_access.hpp"
 #include "client/request.hpp"
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 #include "slipstream/dataset.hpp"
 #include "slipstream/error.hpp"
 

@@ -1,6 +1,6 @@
 ! Shared by the Fortran tests: failure counting, status checks that print slipstream_last_error(),
 ! and the value formula of the cross-language round trip (tests/fortran/cross_check.cpp has the
-! same formula in C++).
+! same formula in C++, tests/python/xlang_python.py in Python).
 module fortran_test_support
   use, intrinsic :: iso_c_binding
   use slipstream

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-namespace slipstream::client {
+namespace slipstream {
 
 /// Copies a column-major buffer `src` into row-major `dst`. Both hold element_count(shape)
 /// elements of `element_size` bytes and must not overlap.
@@ -18,4 +18,4 @@ void fortran_to_c(const std::byte* src, std::byte* dst, std::size_t element_size
 void c_to_fortran(const std::byte* src, std::byte* dst, std::size_t element_size,
                   std::span<const std::int64_t> shape);
 
-}  // namespace slipstream::client
+}  // namespace slipstream

@@ -1,10 +1,10 @@
 // Fortran <-> C order transposes (see tensor_layout.hpp).
-#include "client/tensor_layout.hpp"
+#include "common/tensor_layout.hpp"
 
 #include <cstring>
 #include <vector>
 
-namespace slipstream::client {
+namespace slipstream {
 namespace {
 
 // Walks the row-major positions in order while tracking the matching column-major position, and
@@ -87,4 +87,4 @@ void c_to_fortran(const std::byte* src, std::byte* dst, std::size_t element_size
   transpose_any(src, dst, element_size, shape, false);
 }
 
-}  // namespace slipstream::client
+}  // namespace slipstream
