@@ -10,25 +10,21 @@
 // (interleaved, so drifts in machine load hit all alike); figures are medians over repetitions. A
 // benchmark, not a test: it never fails on a figure.
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
-#include <latch>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "slipstream/client.hpp"
 #include "slipstream/local_model.hpp"
 
@@ -38,8 +34,15 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using slipstream::Client;
+using slipstream::bench::Clock;
+using slipstream::bench::cpu_model;
+using slipstream::bench::format_number;
+using slipstream::bench::Listen;
+using slipstream::bench::percentile;
+using slipstream::bench::read_file;
+using slipstream::bench::ServerChild;
+using slipstream::bench::TempDir;
 
 // The same model as tests/client/client_model_test.cpp: Linear(4, 8) + ReLU + Linear(8, 1).
 constexpr const char* kMakeModel = R"PY(
@@ -62,31 +65,6 @@ with torch.no_grad():
 torch.jit.save(torch.jit.script(m), sys.argv[1])
 )PY";
 
-std::string read_all(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
-/// A scratch directory, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/slipstream-model-bench-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 /// Writes the EKE model with Debian's python3-torch (/usr/bin/python3, whatever python3 is first
 /// on PATH) and returns its path.
 std::string make_model(const TempDir& dir) {
@@ -98,65 +76,32 @@ std::string make_model(const TempDir& dir) {
     throw std::runtime_error(
         "/usr/bin/python3 could not write the model (python3-torch "
         "installed?): " +
-        read_all(dir.path() + "/python.log"));
+        read_file(dir.path() + "/python.log"));
   }
   return model;
 }
 
-/// `slipstream server` on a Unix socket only (port 0), in `dir`; SIGTERM and reaped on
-/// destruction.
-class ServerChild {
- public:
-  ServerChild(const std::string& binary, const std::string& dir, std::vector<std::string> extra)
-      : socket_(dir + "/slipstream.sock") {
-    std::vector<std::string> args = {binary,  "server", "--port",    "0",          "--unixsocket",
-                                     socket_, "--dir",  dir + "/db", "--loglevel", "warn"};
-    std::filesystem::create_directories(dir + "/db");
-    args.insert(args.end(), extra.begin(), extra.end());
-    const std::string log = dir + "/server.log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::freopen(log.c_str(), "a", stdout);
-      std::freopen(log.c_str(), "a", stderr);
-      std::vector<char*> argv;
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      std::fprintf(stderr, "cannot execute %s\n", argv[0]);
-      ::_exit(127);
-    }
-    for (int i = 0; i < 1000; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      try {
-        Client probe(address());
-        return;
-      } catch (const slipstream::Error&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    }
-    stop();
-    throw std::runtime_error("slipstream server did not start: " + read_all(log));
-  }
-  ~ServerChild() { stop(); }
-  ServerChild(const ServerChild&) = delete;
-  ServerChild& operator=(const ServerChild&) = delete;
-  std::string address() const { return "unix://" + socket_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  std::string socket_;
-  pid_t pid_ = -1;
-};
+/// `slipstream server` on a Unix socket only (port 0), with `extra` arguments appended; ready once
+/// a Client connects.
+ServerChild start_server(const std::string& binary, const std::vector<std::string>& extra) {
+  return ServerChild(
+      "slipstream server",
+      [&](const Listen& listen) {
+        std::vector<std::string> args = {binary,         "server",      "--port", "0",
+                                         "--unixsocket", listen.socket, "--dir",  listen.dir,
+                                         "--loglevel",   "warn"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+      },
+      [](const Listen& listen) {
+        try {
+          Client probe("unix://" + listen.socket);
+          return true;
+        } catch (const slipstream::Error&) {
+          return false;
+        }
+      });
+}
 
 struct Settings {
   double seconds = 0.8;  // measured time of one run of one cell
@@ -170,58 +115,13 @@ struct Figures {
   double p50_us = 0;
 };
 
-double percentile(std::vector<double>& values, double fraction) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  auto index = static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1) + 0.5);
-  return values[std::min(index, values.size() - 1)];
-}
-
 /// Runs `call(thread)` back to back on `threads` threads for settings.seconds (and at least
 /// min_calls times per thread). `call` must be safe to run concurrently with other threads'.
 Figures measure(int threads, const Settings& settings, const std::function<void(int)>& call) {
-  std::vector<std::vector<double>> latencies(threads);
-  std::vector<std::string> errors(threads);
-  std::latch start(threads + 1);
-  std::atomic<Clock::rep> last_end{0};
-  const auto duration =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings.seconds));
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      auto& samples = latencies[t];
-      samples.reserve(1 << 16);
-      start.arrive_and_wait();
-      const auto deadline = Clock::now() + duration;
-      try {
-        while (true) {
-          auto t0 = Clock::now();
-          call(t);
-          auto t1 = Clock::now();
-          samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-          if (t1 >= deadline && static_cast<int>(samples.size()) >= settings.min_calls) break;
-        }
-      } catch (const std::exception& error) {
-        errors[t] = error.what();
-      }
-      auto end = Clock::now().time_since_epoch().count();
-      auto seen = last_end.load();
-      while (end > seen && !last_end.compare_exchange_weak(seen, end)) {
-      }
-    });
-  }
-  const auto begin = Clock::now();
-  start.arrive_and_wait();
-  for (auto& worker : workers) worker.join();
-  for (const auto& error : errors) {
-    if (!error.empty()) throw std::runtime_error(error);
-  }
-  std::vector<double> all;
-  for (const auto& samples : latencies) all.insert(all.end(), samples.begin(), samples.end());
-  const double elapsed =
-      std::chrono::duration<double>(Clock::time_point(Clock::duration(last_end.load())) - begin)
-          .count();
-  return {static_cast<double>(all.size()) / elapsed, percentile(all, 0.5)};
+  slipstream::bench::ConcurrentRun run =
+      slipstream::bench::run_concurrently(threads, settings.seconds, settings.min_calls, call);
+  return {static_cast<double>(run.latencies.size()) / run.seconds,
+          percentile(slipstream::bench::count_in<std::micro>(run.latencies), 0.5)};
 }
 
 Figures median_of(const std::vector<Figures>& runs) {
@@ -231,29 +131,6 @@ Figures median_of(const std::vector<Figures>& runs) {
     p50s.push_back(run.p50_us);
   }
   return {percentile(rates, 0.5), percentile(p50s, 0.5)};
-}
-
-std::string number(double value) {
-  char text[32];
-  if (value >= 1e7) {
-    std::snprintf(text, sizeof text, "%.3g", value);
-  } else if (value >= 100) {
-    std::snprintf(text, sizeof text, "%.0f", value);
-  } else if (value >= 10) {
-    std::snprintf(text, sizeof text, "%.1f", value);
-  } else {
-    std::snprintf(text, sizeof text, "%.2f", value);
-  }
-  return text;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
 }
 
 /// One caller's inputs and output buffer for a batch of `cells`.
@@ -311,13 +188,14 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   try {
-    TempDir dir;
+    TempDir dir("slipstream-model-bench");
     const std::string model_path = make_model(dir);
-    const std::string model = read_all(model_path);
-    ServerChild server(binary, dir.path(), server_args);
+    const std::string model = read_file(model_path);
+    ServerChild server = start_server(binary, server_args);
+    const std::string address = "unix://" + server.socket();
     const auto local = slipstream::LocalModel::from_file(model_path, "CPU");
 
-    Client client(server.address());
+    Client client(address);
     client.set_model("eke", model);
     slipstream::ModelOptions batching;
     batching.batch_size = batch_size;
@@ -356,7 +234,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Client>> caller_clients;
     std::vector<Batch> caller_inputs;
     for (int c = 0; c < callers; ++c) {
-      caller_clients.push_back(std::make_unique<Client>(server.address()));
+      caller_clients.push_back(std::make_unique<Client>(address));
       caller_inputs.emplace_back(caller_cells, 1000 + c);
     }
     enum Concurrent { kUnbatched, kBatched, kLocalThreads, kConcurrent };
@@ -427,11 +305,11 @@ int main(int argc, char** argv) {
       Figures run = median_of(cell_runs[i][kServerRun]);
       const double cells = static_cast<double>(batches[i]);
       std::printf("| %lld | %s | %s | %s | %s | %s | %s | %.2fx |\n",
-                  static_cast<long long>(batches[i]), number(local_f.p50_us).c_str(),
-                  number(on.p50_us).c_str(), number(run.p50_us).c_str(),
-                  number(on.p50_us - local_f.p50_us).c_str(),
-                  number(local_f.calls_per_second * cells).c_str(),
-                  number(on.calls_per_second * cells).c_str(),
+                  static_cast<long long>(batches[i]), format_number(local_f.p50_us).c_str(),
+                  format_number(on.p50_us).c_str(), format_number(run.p50_us).c_str(),
+                  format_number(on.p50_us - local_f.p50_us).c_str(),
+                  format_number(local_f.calls_per_second * cells).c_str(),
+                  format_number(on.calls_per_second * cells).c_str(),
                   on.calls_per_second / local_f.calls_per_second);
     }
     const double cells = static_cast<double>(caller_cells);
@@ -447,18 +325,19 @@ int main(int argc, char** argv) {
         "ratio to unbatched |\n");
     std::printf("|---|---:|---:|---:|---:|---:|\n");
     std::printf("| server, no batching | %s | %s | %s | 1 | 1.00x |\n",
-                number(unbatched.calls_per_second).c_str(),
-                number(unbatched.calls_per_second * cells).c_str(),
-                number(unbatched.p50_us).c_str());
+                format_number(unbatched.calls_per_second).c_str(),
+                format_number(unbatched.calls_per_second * cells).c_str(),
+                format_number(unbatched.p50_us).c_str());
     std::printf("| server, BATCHSIZE %lld | %s | %s | %s | %s | %.2fx |\n",
-                static_cast<long long>(batch_size), number(batched.calls_per_second).c_str(),
-                number(batched.calls_per_second * cells).c_str(), number(batched.p50_us).c_str(),
-                number(percentile(mean_batch, 0.5)).c_str(),
+                static_cast<long long>(batch_size), format_number(batched.calls_per_second).c_str(),
+                format_number(batched.calls_per_second * cells).c_str(),
+                format_number(batched.p50_us).c_str(),
+                format_number(percentile(mean_batch, 0.5)).c_str(),
                 batched.calls_per_second / unbatched.calls_per_second);
     std::printf("| in-process LocalModel, %d threads | %s | %s | %s | - | %.2fx |\n", callers,
-                number(local_threads.calls_per_second).c_str(),
-                number(local_threads.calls_per_second * cells).c_str(),
-                number(local_threads.p50_us).c_str(),
+                format_number(local_threads.calls_per_second).c_str(),
+                format_number(local_threads.calls_per_second * cells).c_str(),
+                format_number(local_threads.p50_us).c_str(),
                 local_threads.calls_per_second / unbatched.calls_per_second);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "model_bench: %s\n", error.what());

@@ -7,23 +7,13 @@
 // repetition, each cell runs on slipstream and then on redis) and each figure is the median over
 // the repetitions, because the machine is shared and noisy. A benchmark, not a test: it never fails
 // on a figure.
-#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <latch>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -31,13 +21,20 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
+
 #ifndef SLIPSTREAM_BINARY
 #error "SLIPSTREAM_BINARY must name the slipstream executable"
 #endif
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using slipstream::bench::Clock;
+using slipstream::bench::cpu_model;
+using slipstream::bench::format_number;
+using slipstream::bench::Listen;
+using slipstream::bench::ServerChild;
+using slipstream::bench::size_label;
 
 struct ContextDeleter {
   void operator()(redisContext* context) const { redisFree(context); }
@@ -47,22 +44,6 @@ struct ReplyDeleter {
 };
 using Context = std::unique_ptr<redisContext, ContextDeleter>;
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-
-/// A port that was free a moment ago (bind to port 0, read it back, close).
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot bind a loopback port");
-  }
-  socklen_t length = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 Context connect(int port) {
   Context context(redisConnect("127.0.0.1", port));
@@ -75,84 +56,13 @@ Context connect(int port) {
   return context;
 }
 
-/// A server child process (slipstream or redis-server) on a free loopback port, in its own
-/// temporary directory; SIGTERM and reaped on destruction. Not copyable.
-class ServerChild {
- public:
-  /// `make_args(port, dir)` gives the argv; argv[0] is looked up in PATH when it has no slash.
-  template <typename MakeArgs>
-  ServerChild(std::string name, MakeArgs make_args) : name_(std::move(name)) {
-    char pattern[] = "/tmp/slipstream-bench-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = pattern;
-    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) {
-      port_ = free_loopback_port();
-      std::vector<std::string> args = make_args(port_, dir_);
-      std::string log = dir_ + "/log";
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        std::freopen(log.c_str(), "a", stdout);
-        std::freopen(log.c_str(), "a", stderr);
-        std::vector<char*> argv;
-        for (auto& arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        ::execvp(argv[0], argv.data());
-        std::fprintf(stderr, "cannot execute %s\n", argv[0]);
-        ::_exit(127);
-      }
-      if (!wait_ready()) stop(SIGKILL);
-    }
-    if (pid_ <= 0) {
-      std::ifstream log(dir_ + "/log");
-      std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-      throw std::runtime_error(name_ + " did not start: " + text);
-    }
-  }
-  ~ServerChild() {
-    stop(SIGTERM);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  ServerChild(const ServerChild&) = delete;
-  ServerChild& operator=(const ServerChild&) = delete;
-
-  const std::string& name() const { return name_; }
-  int port() const { return port_; }
-
- private:
-  bool wait_ready() {
-    for (int i = 0; i < 1000; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      redisContext* probe = redisConnect("127.0.0.1", port_);
-      bool ready = false;
-      if (probe != nullptr && probe->err == 0) {
-        auto* reply = static_cast<redisReply*>(redisCommand(probe, "PING"));
-        ready = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
-        if (reply != nullptr) freeReplyObject(reply);
-      }
-      if (probe != nullptr) redisFree(probe);
-      if (ready) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-  void stop(int signal) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, signal);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
-  std::string name_;
-  std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-};
+/// Whether the server on `listen.port` answers PING.
+bool answers_ping(const Listen& listen) {
+  Context probe(redisConnect("127.0.0.1", listen.port));
+  if (!probe || probe->err != 0) return false;
+  Reply reply(static_cast<redisReply*>(redisCommand(probe.get(), "PING")));
+  return reply && reply->type == REDIS_REPLY_STATUS;
+}
 
 enum class Operation { kPut, kGet };
 enum class Kind { kSlipstream, kRedis };
@@ -222,12 +132,6 @@ struct Settings {
   int min_ops_per_client = 3;
 };
 
-double percentile(std::vector<double>& sorted, double fraction) {
-  if (sorted.empty()) return 0;
-  size_t index = static_cast<size_t>(fraction * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(index, sorted.size() - 1)];
-}
-
 /// One run: `cell.clients` threads, each with its own connection and key, issue the operation
 /// back to back for `settings.seconds` (and at least `min_ops_per_client` times).
 Figures run_cell(const ServerChild& server, Kind kind, const Cell& cell, const std::string& payload,
@@ -235,6 +139,7 @@ Figures run_cell(const ServerChild& server, Kind kind, const Cell& cell, const s
   const std::string size_text = std::to_string(cell.size);
   std::vector<Context> contexts;
   std::vector<std::string> keys;
+  std::vector<Request> requests;
   for (int client = 0; client < cell.clients; ++client) {
     contexts.push_back(connect(server.port()));
     keys.push_back("bench:" + std::to_string(client));
@@ -244,67 +149,26 @@ Figures run_cell(const ServerChild& server, Kind kind, const Cell& cell, const s
               cell.size);
     }
   }
-
-  std::vector<std::vector<double>> latencies(cell.clients);
-  std::vector<std::string> errors(cell.clients);
-  std::latch start(cell.clients + 1);
-  std::atomic<Clock::rep> last_end{0};
-  const auto duration =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(settings.seconds));
-  Clock::time_point begin;
-  std::vector<std::thread> threads;
   for (int client = 0; client < cell.clients; ++client) {
-    threads.emplace_back([&, client] {
-      Request request = make_request(kind, cell.operation, keys[client], size_text, payload);
-      auto& samples = latencies[client];
-      samples.reserve(4096);
-      start.arrive_and_wait();
-      const auto deadline = Clock::now() + duration;
-      try {
-        while (true) {
-          auto t0 = Clock::now();
-          execute(contexts[client].get(), request, cell.operation, cell.size);
-          auto t1 = Clock::now();
-          samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-          if (t1 >= deadline && static_cast<int>(samples.size()) >= settings.min_ops_per_client) {
-            break;
-          }
-        }
-      } catch (const std::exception& error) {
-        errors[client] = error.what();
-      }
-      auto end = Clock::now().time_since_epoch().count();
-      auto seen = last_end.load();
-      while (end > seen && !last_end.compare_exchange_weak(seen, end)) {
-      }
-    });
-  }
-  begin = Clock::now();
-  start.arrive_and_wait();
-  for (auto& thread : threads) thread.join();
-  for (const auto& error : errors) {
-    if (!error.empty()) throw std::runtime_error(server.name() + ": " + error);
+    requests.push_back(make_request(kind, cell.operation, keys[client], size_text, payload));
   }
 
-  std::vector<double> all;
-  for (const auto& samples : latencies) all.insert(all.end(), samples.begin(), samples.end());
-  std::sort(all.begin(), all.end());
-  double elapsed =
-      std::chrono::duration<double>(Clock::time_point(Clock::duration(last_end.load())) - begin)
-          .count();
+  slipstream::bench::ConcurrentRun run;
+  try {
+    run = slipstream::bench::run_concurrently(
+        cell.clients, settings.seconds, settings.min_ops_per_client, [&](int client) {
+          execute(contexts[client].get(), requests[client], cell.operation, cell.size);
+        });
+  } catch (const std::exception& error) {
+    throw std::runtime_error(server.name() + ": " + error.what());
+  }
+  std::vector<double> all = slipstream::bench::count_in<std::milli>(run.latencies);
   Figures figures;
-  figures.ops_per_second = static_cast<double>(all.size()) / elapsed;
+  figures.ops_per_second = static_cast<double>(all.size()) / run.seconds;
   figures.megabytes_per_second = figures.ops_per_second * static_cast<double>(cell.size) / 1e6;
-  figures.median_ms = percentile(all, 0.5);
-  figures.p99_ms = percentile(all, 0.99);
+  figures.median_ms = slipstream::bench::percentile(all, 0.5);
+  figures.p99_ms = slipstream::bench::percentile(all, 0.99);
   return figures;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 Figures median_of(const std::vector<Figures>& runs) {
@@ -315,25 +179,8 @@ Figures median_of(const std::vector<Figures>& runs) {
     medians.push_back(run.median_ms);
     p99s.push_back(run.p99_ms);
   }
+  using slipstream::bench::median;
   return {median(ops), median(megabytes), median(medians), median(p99s)};
-}
-
-std::string size_label(size_t bytes) {
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
-
-std::string format_number(double value) {
-  char text[32];
-  if (value >= 100) {
-    std::snprintf(text, sizeof text, "%.0f", value);
-  } else if (value >= 10) {
-    std::snprintf(text, sizeof text, "%.1f", value);
-  } else {
-    std::snprintf(text, sizeof text, "%.2f", value);
-  }
-  return text;
 }
 
 std::string format_latency(double ms) {
@@ -351,15 +198,6 @@ std::string redis_version(int port) {
   if (at == std::string::npos) return "unknown";
   at += 14;
   return info.substr(at, info.find_first_of("\r\n", at) - at);
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
 }
 
 }  // namespace
@@ -391,17 +229,24 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   try {
-    ServerChild slipstream("slipstream", [&](int port, const std::string& dir) {
-      return std::vector<std::string>{slipstream_binary,    "server", "--port",
-                                      std::to_string(port), "--dir",  dir,
-                                      "--loglevel",         "warn"};
-    });
-    ServerChild redis("redis-server", [&](int port, const std::string& dir) {
-      return std::vector<std::string>{
-          redis_binary, "--port", std::to_string(port), "--bind", "127.0.0.1",
-          "--save",     "",       "--appendonly",       "no",     "--dir",
-          dir};
-    });
+    constexpr int kAttempts = 5;  // each on a fresh port, in case another process took it
+    ServerChild slipstream(
+        "slipstream",
+        [&](const Listen& listen) {
+          return std::vector<std::string>{
+              slipstream_binary, "server",   "--port",     std::to_string(listen.port),
+              "--dir",           listen.dir, "--loglevel", "warn"};
+        },
+        answers_ping, kAttempts);
+    ServerChild redis(
+        "redis-server",
+        [&](const Listen& listen) {
+          return std::vector<std::string>{redis_binary, "--port",       std::to_string(listen.port),
+                                          "--bind",     "127.0.0.1",    "--save",
+                                          "",           "--appendonly", "no",
+                                          "--dir",      listen.dir};
+        },
+        answers_ping, kAttempts);
 
     std::vector<Cell> cells;
     for (Operation operation : {Operation::kPut, Operation::kGet}) {
@@ -442,8 +287,7 @@ int main(int argc, char** argv) {
     const double total_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     std::fprintf(stderr, "\rdone in %.0f s%30s\n", total_seconds, "");
 
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::string command = slipstream::bench::command_line(argc, argv);
     std::printf(
         "Machine: %u hardware threads, %s. redis-server %s (`--save '' --appendonly no`), "
         "slipstream with its default threads.\n",

@@ -8,16 +8,12 @@
 // one run. A benchmark, not a test: it never fails on a figure.
 #include <hiredis/hiredis.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "slipstream/client.hpp"
 
 #ifndef SLIPSTREAM_BINARY
@@ -34,65 +31,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-/// A server child process listening on a Unix socket in its own temporary directory; SIGTERM and
-/// reaped on destruction.
-class ServerChild {
- public:
-  ServerChild(std::string name, const std::function<std::vector<std::string>(
-                                    const std::string& socket, const std::string& dir)>& args)
-      : name_(std::move(name)) {
-    char pattern[] = "/tmp/slipstream-shm-bench-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = pattern;
-    socket_ = dir_ + "/server.sock";
-    std::vector<std::string> argv_text = args(socket_, dir_);
-    std::string log = dir_ + "/log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::freopen(log.c_str(), "a", stdout);
-      std::freopen(log.c_str(), "a", stderr);
-      std::vector<char*> argv;
-      for (auto& arg : argv_text) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execvp(argv[0], argv.data());
-      std::fprintf(stderr, "cannot execute %s\n", argv[0]);
-      ::_exit(127);
-    }
-    for (int i = 0; i < 1000; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      redisContext* probe = redisConnectUnix(socket_.c_str());
-      bool ready = probe != nullptr && probe->err == 0;
-      if (probe != nullptr) redisFree(probe);
-      if (ready) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    throw std::runtime_error(name_ + " did not start: " + text);
-  }
-  ~ServerChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  ServerChild(const ServerChild&) = delete;
-  ServerChild& operator=(const ServerChild&) = delete;
-  const std::string& socket() const { return socket_; }
-
- private:
-  std::string name_, dir_, socket_;
-  pid_t pid_ = -1;
-};
+using slipstream::bench::Clock;
+using slipstream::bench::cpu_model;
+using slipstream::bench::Listen;
+using slipstream::bench::median;
+using slipstream::bench::ServerChild;
+using slipstream::bench::size_label;
 
 struct RedisDeleter {
   void operator()(redisContext* c) const { redisFree(c); }
@@ -141,11 +85,6 @@ const char* op_name(Op op) {
   return "?";
 }
 
-std::string size_label(std::size_t bytes) {
-  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
-  return std::to_string(bytes >> 10) + " KiB";
-}
-
 std::string format_time(double seconds) {
   char text[32];
   double us = seconds * 1e6;
@@ -163,13 +102,6 @@ std::string format_rate(std::size_t bytes, double seconds) {
   return text;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 /// Mean seconds per call of `fn` over a run of about `budget` seconds (at least `min_calls`).
 double run(const std::function<void()>& fn, double budget, int min_calls) {
   int calls = 0;
@@ -183,15 +115,6 @@ double run(const std::function<void()>& fn, double budget, int min_calls) {
     now = Clock::now();
   } while (calls < min_calls || now < deadline);
   return std::chrono::duration<double>(now - begin).count() / calls;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
 }
 
 }  // namespace
@@ -217,18 +140,28 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   try {
     std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
-    ServerChild slipstream("slipstream", [&](const std::string& socket, const std::string& dir) {
-      return std::vector<std::string>{slipstream_binary, "server", "--port", "0", "--unixsocket",
-                                      socket, "--dir", dir, "--loglevel", "warn", "--shm-size",
-                                      std::to_string(8 * largest + (64u << 20)),
-                                      "--max-bulk-len", std::to_string(2 * largest)};
-    });
-    ServerChild redis("redis-server", [&](const std::string& socket, const std::string& dir) {
-      return std::vector<std::string>{redis_binary, "--port", "0", "--unixsocket", socket,
-                                      "--unixsocketperm", "700", "--save", "", "--appendonly",
-                                      "no", "--dir", dir, "--proto-max-bulk-len",
-                                      std::to_string(2 * largest)};
-    });
+    auto socket_accepts = [](const Listen& listen) {
+      return slipstream::bench::unix_socket_accepts(listen.socket);
+    };
+    ServerChild slipstream(
+        "slipstream",
+        [&](const Listen& listen) {
+          return std::vector<std::string>{slipstream_binary, "server", "--port", "0",
+                                          "--unixsocket", listen.socket, "--dir", listen.dir,
+                                          "--loglevel", "warn", "--shm-size",
+                                          std::to_string(8 * largest + (64u << 20)),
+                                          "--max-bulk-len", std::to_string(2 * largest)};
+        },
+        socket_accepts);
+    ServerChild redis(
+        "redis-server",
+        [&](const Listen& listen) {
+          return std::vector<std::string>{redis_binary, "--port", "0", "--unixsocket",
+                                          listen.socket, "--unixsocketperm", "700", "--save", "",
+                                          "--appendonly", "no", "--dir", listen.dir,
+                                          "--proto-max-bulk-len", std::to_string(2 * largest)};
+        },
+        socket_accepts);
     slipstream::ClientOptions shm_options;
     shm_options.address = "unix://" + slipstream.socket();
     shm_options.shared_memory_min_bytes = 0;
@@ -333,8 +266,7 @@ int main(int argc, char** argv) {
     const double total = std::chrono::duration<double>(Clock::now() - started).count();
     std::fprintf(stderr, "\rdone in %.0f s%40s\n", total, "");
 
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::string command = slipstream::bench::command_line(argc, argv);
     std::printf("Machine: %u hardware threads, %s.\n", std::thread::hardware_concurrency(),
                 cpu_model().c_str());
     std::printf(

@@ -23,16 +23,7 @@ std::string upper(std::string_view text) {
 
 // The model stored at `key`, or null with the RedisAI error written.
 ValuePtr lookup_model(CommandContext& c, std::string_view key) {
-  ValuePtr value = c.server.keyspace().get(key);
-  if (!value) {
-    c.reply.error(kModelKeyEmpty);
-    return nullptr;
-  }
-  if (value->type() != ValueType::kModel) {
-    c.reply.error(kWrongType);
-    return nullptr;
-  }
-  return value;
+  return lookup_typed(c, key, ValueType::kModel, kModelKeyEmpty);
 }
 
 // Reads an unsigned option value; writes "ERR Invalid argument for NAME" when malformed.
@@ -147,11 +138,7 @@ bool parse_store(CommandContext& c, bool legacy, StoreRequest& request) {
 }
 
 Outcome store_model(CommandContext& c, bool legacy) {
-  ValuePtr existing = c.server.keyspace().get(c.arg(1));
-  if (existing && existing->type() != ValueType::kModel) {
-    c.reply.error(kWrongType);
-    return Outcome::kDone;
-  }
+  if (!type_allows(c, c.arg(1), ValueType::kModel)) return Outcome::kDone;
   StoreRequest request;
   if (!parse_store(c, legacy, request)) return Outcome::kDone;
   ml::Backend* backend = c.server.backend();
@@ -181,17 +168,7 @@ Outcome store_model(CommandContext& c, bool legacy) {
     if (!model.runtime) {
       reply = [error](ReplyBuffer& r) { r.error("ERR " + error); };
     } else {
-      // Replace atomically; executions already running keep the version they hold.
-      bool stored = server.keyspace().update(key, [&](MutableSlot& slot) {
-        const Value* current = slot.peek();
-        if (current && current->type() != ValueType::kModel) return false;
-        model.version = current ? current->model().version + 1 : 1;
-        slot.assign(std::make_shared<Value>(std::move(model)));
-        return true;
-      });
-      if (stored) server.mark_dirty();
-      reply = stored ? std::function<void(ReplyBuffer&)>([](ReplyBuffer& r) { r.simple("OK"); })
-                     : [](ReplyBuffer& r) { r.error(kWrongType); };
+      reply = store_next_version(server, key, std::move(model));
     }
     if (auto session = weak.lock()) session->resume(std::move(reply));
   });

@@ -14,16 +14,7 @@ namespace {
 constexpr std::string_view kScriptKeyEmpty = "ERR script key is empty";
 
 ValuePtr lookup_script(CommandContext& c, std::string_view key) {
-  ValuePtr value = c.server.keyspace().get(key);
-  if (!value) {
-    c.reply.error(kScriptKeyEmpty);
-    return nullptr;
-  }
-  if (value->type() != ValueType::kScript) {
-    c.reply.error(kWrongType);
-    return nullptr;
-  }
-  return value;
+  return lookup_typed(c, key, ValueType::kScript, kScriptKeyEmpty);
 }
 
 // Compiles `script` on the executor and stores it under `key`, replying when done.
@@ -58,41 +49,38 @@ Outcome compile_and_store(CommandContext& c, ScriptEntry script, const ml::Devic
     if (!problem.empty()) {
       reply = [problem](ReplyBuffer& r) { r.error("ERR " + problem); };
     } else {
-      bool stored = server.keyspace().update(key, [&](MutableSlot& slot) {
-        const Value* current = slot.peek();
-        if (current && current->type() != ValueType::kScript) return false;
-        pending->version = current ? current->script().version + 1 : 1;
-        slot.assign(std::make_shared<Value>(std::move(*pending)));
-        return true;
-      });
-      if (stored) server.mark_dirty();
-      reply = stored ? std::function<void(ReplyBuffer&)>([](ReplyBuffer& r) { r.simple("OK"); })
-                     : [](ReplyBuffer& r) { r.error(kWrongType); };
+      reply = store_next_version(server, key, std::move(*pending));
     }
     if (auto session = weak.lock()) session->resume(std::move(reply));
   });
   return Outcome::kParked;
 }
 
-// AI.SCRIPTSTORE key device [TAG tag] ENTRY_POINTS n fn ... SOURCE text
-Outcome scriptstore(CommandContext& c) {
-  ValuePtr existing = c.server.keyspace().get(c.arg(1));
-  if (existing && existing->type() != ValueType::kScript) {
-    c.reply.error(kWrongType);
-    return Outcome::kDone;
-  }
-  auto device = ml::parse_device(c.arg(2));
+// The part AI.SCRIPTSTORE and AI.SCRIPTSET share: key type, device and TAG. Leaves `i` at the
+// next argument; writes the error and returns false on bad input.
+bool parse_script_head(CommandContext& c, ScriptEntry& script, std::optional<ml::Device>& device,
+                       std::size_t& i) {
+  if (!type_allows(c, c.arg(1), ValueType::kScript)) return false;
+  device = ml::parse_device(c.arg(2));
   if (!device) {
     c.reply.error("ERR Invalid DEVICE");
-    return Outcome::kDone;
+    return false;
   }
-  ScriptEntry script;
   script.device = std::string(c.arg(2));
-  std::size_t i = 3;
+  i = 3;
   if (i + 1 < c.argc() && equals_nocase(c.arg(i), "TAG")) {
     script.tag = std::string(c.arg(i + 1));
     i += 2;
   }
+  return true;
+}
+
+// AI.SCRIPTSTORE key device [TAG tag] ENTRY_POINTS n fn ... SOURCE text
+Outcome scriptstore(CommandContext& c) {
+  ScriptEntry script;
+  std::optional<ml::Device> device;
+  std::size_t i = 0;
+  if (!parse_script_head(c, script, device, i)) return Outcome::kDone;
   if (i >= c.argc() || !equals_nocase(c.arg(i), "ENTRY_POINTS")) {
     c.reply.error("ERR Insufficient arguments, missing script entry points");
     return Outcome::kDone;
@@ -118,23 +106,10 @@ Outcome scriptstore(CommandContext& c) {
 
 // AI.SCRIPTSET key device [TAG tag] SOURCE text
 Outcome scriptset(CommandContext& c) {
-  ValuePtr existing = c.server.keyspace().get(c.arg(1));
-  if (existing && existing->type() != ValueType::kScript) {
-    c.reply.error(kWrongType);
-    return Outcome::kDone;
-  }
-  auto device = ml::parse_device(c.arg(2));
-  if (!device) {
-    c.reply.error("ERR Invalid DEVICE");
-    return Outcome::kDone;
-  }
   ScriptEntry script;
-  script.device = std::string(c.arg(2));
-  std::size_t i = 3;
-  if (i + 1 < c.argc() && equals_nocase(c.arg(i), "TAG")) {
-    script.tag = std::string(c.arg(i + 1));
-    i += 2;
-  }
+  std::optional<ml::Device> device;
+  std::size_t i = 0;
+  if (!parse_script_head(c, script, device, i)) return Outcome::kDone;
   if (i + 2 != c.argc() || !equals_nocase(c.arg(i), "SOURCE")) {
     c.reply.error("ERR Insufficient arguments, missing script SOURCE");
     return Outcome::kDone;

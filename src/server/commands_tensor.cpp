@@ -172,12 +172,7 @@ Outcome tensorset(CommandContext& c) {
     return Outcome::kDone;
   }
   auto value = std::make_shared<Value>(Tensor{*dtype, std::move(shape), std::move(data)});
-  bool stored = c.server.keyspace().update(c.arg(1), [&](MutableSlot& slot) {
-    if (slot.peek() && slot.peek()->type() != ValueType::kTensor) return false;
-    slot.assign(std::move(value));
-    return true;
-  });
-  if (!stored) {
+  if (!c.server.keyspace().set_unless_other_type(c.arg(1), std::move(value))) {
     c.reply.error(kWrongType);
     return Outcome::kDone;
   }

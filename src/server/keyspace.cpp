@@ -90,6 +90,15 @@ void Keyspace::set(std::string_view key, std::shared_ptr<Value> value) {
   notify(key);
 }
 
+bool Keyspace::set_unless_other_type(std::string_view key, std::shared_ptr<Value> value) {
+  const ValueType type = value->type();
+  return update(key, [&](MutableSlot& slot) {
+    if (slot.peek() && slot.peek()->type() != type) return false;
+    slot.assign(std::move(value));
+    return true;
+  });
+}
+
 void Keyspace::set_many(std::vector<std::pair<std::string, std::shared_ptr<Value>>> entries) {
   std::vector<std::size_t> shard_ids;
   for (const auto& entry : entries) shard_ids.push_back(shard_of(key_ref(entry.first).hash));

@@ -62,6 +62,9 @@ class Keyspace {
   bool exists(std::string_view key) const;
   /// Stores `value` under `key`, replacing any previous value.
   void set(std::string_view key, std::shared_ptr<Value> value);
+  /// Stores `value` unless the key holds a value of another type: then nothing is stored and the
+  /// result is false (the caller replies WRONGTYPE).
+  bool set_unless_other_type(std::string_view key, std::shared_ptr<Value> value);
   /// Stores all pairs atomically: no reader sees some of them without the others.
   void set_many(std::vector<std::pair<std::string, std::shared_ptr<Value>>> entries);
   /// Removes the key; returns true when it existed.

@@ -10,6 +10,29 @@
 
 namespace slipstream::server {
 
+ValuePtr lookup_typed(CommandContext& c, std::string_view key, ValueType type,
+                      std::string_view missing_error) {
+  ValuePtr value = c.server.keyspace().get(key);
+  if (!value) {
+    c.reply.error(missing_error);
+    return nullptr;
+  }
+  if (value->type() != type) {
+    c.reply.error(kWrongType);
+    return nullptr;
+  }
+  return value;
+}
+
+bool type_allows(CommandContext& c, std::string_view key, ValueType type) {
+  ValuePtr existing = c.server.keyspace().get(key);
+  if (existing && existing->type() != type) {
+    c.reply.error(kWrongType);
+    return false;
+  }
+  return true;
+}
+
 bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
                     ml::Execution& execution) {
   for (const auto& key : keys) {
@@ -56,6 +79,39 @@ bool parse_execute_timeout(CommandContext& c, std::size_t index,
   }
   timeout = std::chrono::milliseconds(*ms);
   return true;
+}
+
+namespace {
+
+template <typename Entry>
+std::function<void(ReplyBuffer&)> store_versioned(Server& server, const std::string& key,
+                                                  Entry entry, ValueType type) {
+  bool stored = server.keyspace().update(key, [&](MutableSlot& slot) {
+    const Value* current = slot.peek();
+    if (current && current->type() != type) return false;
+    if constexpr (std::is_same_v<Entry, ModelEntry>) {
+      entry.version = current ? current->model().version + 1 : 1;
+    } else {
+      entry.version = current ? current->script().version + 1 : 1;
+    }
+    slot.assign(std::make_shared<Value>(std::move(entry)));
+    return true;
+  });
+  if (!stored) return [](ReplyBuffer& reply) { reply.error(kWrongType); };
+  server.mark_dirty();
+  return [](ReplyBuffer& reply) { reply.simple("OK"); };
+}
+
+}  // namespace
+
+std::function<void(ReplyBuffer&)> store_next_version(Server& server, const std::string& key,
+                                                     ModelEntry entry) {
+  return store_versioned(server, key, std::move(entry), ValueType::kModel);
+}
+
+std::function<void(ReplyBuffer&)> store_next_version(Server& server, const std::string& key,
+                                                     ScriptEntry entry) {
+  return store_versioned(server, key, std::move(entry), ValueType::kScript);
 }
 
 Buffer join_chunks(std::vector<Buffer>& args, std::size_t first) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -11,8 +12,17 @@
 
 #include "ml/executor.hpp"
 #include "server/command_table.hpp"
+#include "server/value.hpp"
 
 namespace slipstream::server {
+
+/// The value at `key` if it has `type`; otherwise null, with `missing_error` (no such key) or
+/// WRONGTYPE written. For AI.MODEL* (missing: "ERR model key is empty") and AI.SCRIPT*.
+ValuePtr lookup_typed(CommandContext& c, std::string_view key, ValueType type,
+                      std::string_view missing_error);
+
+/// Writes WRONGTYPE and returns false when `key` exists with a type other than `type`.
+bool type_allows(CommandContext& c, std::string_view key, ValueType type);
 
 /// Adds the tensors at `keys` as inputs of `execution` (zero-copy views kept alive with it).
 /// Writes the RedisAI error and returns false for a missing or non-tensor key.
@@ -33,6 +43,14 @@ bool parse_execute_timeout(CommandContext& c, std::size_t index,
 Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
                           std::vector<std::string> output_keys,
                           std::optional<std::chrono::milliseconds> timeout);
+
+/// Stores `entry` under `key` as the next version (1 for a new key) and returns the reply to send:
+/// +OK, or WRONGTYPE when the key holds another type (nothing stored). Executions already running
+/// keep the runtime they hold. For AI.MODELSTORE and AI.SCRIPTSTORE/SET, once loaded.
+std::function<void(ReplyBuffer&)> store_next_version(Server& server, const std::string& key,
+                                                     ModelEntry entry);
+std::function<void(ReplyBuffer&)> store_next_version(Server& server, const std::string& key,
+                                                     ScriptEntry entry);
 
 /// Concatenates BLOB chunks (the first chunk is moved, not copied, when it is the only one).
 Buffer join_chunks(std::vector<Buffer>& args, std::size_t first);
