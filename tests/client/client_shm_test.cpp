@@ -178,6 +178,36 @@ TEST_F(ShmTest, ViewOutlivesOverwriteAndDelete) {
   EXPECT_EQ(info_field(tcp, "shm_leases"), leases - 1);
 }
 
+// The run path: an input committed from a loan (no copy), run on the server (the executor reads
+// it in place), and the output read through a view. Outputs of 64 KiB and more are stored in
+// shared memory by the executor, so the view is not a copy (shm_view_copies does not move).
+TEST_F(ShmTest, RunInputsFromALoanAndOutputsThroughAView) {
+  Client shm(shm_options(server()));
+  Client tcp(server().tcp_address());
+  const std::int64_t n = 32768;  // 128 KiB of FLOAT
+  const std::vector<std::int64_t> shape{n};
+  TensorLoan loan = shm.loan(static_cast<std::size_t>(n) * sizeof(float));
+  ASSERT_TRUE(loan.shared());
+  std::span<float> in = loan.as<float>();
+  for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  shm.put_tensor(unique("in"), std::move(loan), DType::kFloat32, shape);
+  shm.set_script(unique("s"), "CPU", "def twice(a):\n    return a * 2.0 + 1.0\n");
+  const std::int64_t copies = info_field(tcp, "shm_view_copies");
+  shm.run_script(unique("s"), "twice", {unique("in")}, {unique("out")});
+  TensorView out = shm.view_tensor(unique("out"));
+  ASSERT_TRUE(out.shared());
+  ASSERT_EQ(out.shape().size(), 1u);
+  EXPECT_EQ(out.shape()[0], n);
+  std::span<const float> values = out.data<float>();
+  for (std::int64_t i = 0; i < n; i += 997) {
+    EXPECT_EQ(values[static_cast<std::size_t>(i)], 2.0f * static_cast<float>(i) + 1.0f) << i;
+  }
+  EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies);  // the output was viewed in place
+  ClientStats stats = shm.stats();
+  EXPECT_EQ(stats.shm_loan_puts, 1u);
+  EXPECT_EQ(stats.shm_views, 1u);
+}
+
 // A tensor stored through the socket is viewed through a copy the lease alone holds.
 TEST_F(ShmTest, ViewOfSocketStoredTensorIsACopy) {
   Client shm(shm_options(server()));
