@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
     slipstream::ClientOptions shm_options;
     shm_options.address = "unix://" + slipstream.socket();
     shm_options.shared_memory_min_bytes = 0;
+    shm_options.shared_memory_put_min_bytes = 0;  // measure every size on both paths
     slipstream::Client shm(shm_options);
     if (!shm.stats().shared_memory) throw std::runtime_error("the fast path did not attach");
     slipstream::ClientOptions socket_options = shm_options;

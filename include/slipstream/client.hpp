@@ -63,6 +63,11 @@ struct ClientOptions {
   /// fast path is on: below it the extra round trip of a loan costs more than the copy it saves.
   /// Loans, views and get_tensor always use shared memory when it is on.
   std::size_t shared_memory_min_bytes = 256 * 1024;
+  /// Puts from a caller's buffer smaller than this use the socket even when the fast path is on:
+  /// a put into fresh shared memory pays the kernel's page allocation, which on the machines
+  /// measured (docs/performance.md) costs more than the socket copy below a few tens of MiB.
+  /// Loans (put_tensor of a TensorLoan) are not affected.
+  std::size_t shared_memory_put_min_bytes = std::size_t{128} << 20;
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.

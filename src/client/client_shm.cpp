@@ -316,7 +316,8 @@ bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dt
 }
 
 bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
-  if (!shm_->active() || t.bytes < options_.shared_memory_min_bytes) {
+  if (!shm_->active() || t.bytes < options_.shared_memory_min_bytes ||
+      t.bytes < options_.shared_memory_put_min_bytes) {
     shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
     return false;
   }

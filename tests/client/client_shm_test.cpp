@@ -29,6 +29,7 @@ ClientOptions shm_options(const ServerProcess& server, std::size_t min_bytes = 0
   ClientOptions options;
   options.address = server.unix_address();
   options.shared_memory_min_bytes = min_bytes;
+  options.shared_memory_put_min_bytes = min_bytes;
   return options;
 }
 
