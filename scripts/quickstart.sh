@@ -31,9 +31,16 @@ echo "== example over the Unix socket"
 SLIPSTREAM_ADDRESS="unix://$workdir/slipstream.sock" build/examples/01_put_get
 echo "== example over TCP"
 SLIPSTREAM_ADDRESS="tcp://127.0.0.1:$port" build/examples/01_put_get
-echo "== the same data seen by redis-cli"
-redis-cli -p "$port" --no-raw KEYS '*'
-redis-cli -p "$port" INFO keyspace
+echo "== a TorchScript model run through RedisAI commands, with redis-cli"
+/usr/bin/python3 tests/integration/models/make_models.py "$workdir/models" >/dev/null
+cli() { echo "> $*"; redis-cli -p "$port" "$@"; }
+redis-cli -p "$port" -x AI.MODELSTORE scale TORCH CPU BLOB < "$workdir/models/scale.pt" >/dev/null
+echo "> AI.MODELSTORE scale TORCH CPU BLOB <scale.pt: x * 2 + 1>"
+cli AI.TENSORSET x FLOAT 2 2 VALUES 1 2 3 4
+cli AI.MODELEXECUTE scale INPUTS 1 x OUTPUTS 1 y
+cli AI.TENSORGET y META VALUES
+cli AI.INFO scale
+cli INFO keyspace
 redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 wait "$server_pid" || true
 server_pid=""
