@@ -26,6 +26,7 @@ program example_03_fortran
   call require(client%initialize(address), 'initialize')
   call require(client%get_address(connected), 'get_address')
   write(*, '(a, a)') 'connected to ', connected
+  deallocate(connected)  ! a main program's allocatables are never freed implicitly
 
   ! field(i, j) = 10 (i-1) + (j-1). C, C++ and Python see shape (4, 3) with
   ! [i][j] == field(i+1, j+1).
