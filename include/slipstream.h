@@ -79,7 +79,7 @@ typedef enum slipstream_status {
 } slipstream_status_t;
 
 /** Element types; the values match slipstream::DType. */
-typedef enum slipstream_dtype {
+enum slipstream_dtype {
   SLIPSTREAM_FLOAT32 = 0,
   SLIPSTREAM_FLOAT64 = 1,
   SLIPSTREAM_INT8 = 2,
@@ -89,13 +89,18 @@ typedef enum slipstream_dtype {
   SLIPSTREAM_UINT8 = 6,
   SLIPSTREAM_UINT16 = 7,
   SLIPSTREAM_BOOL = 8 /**< one byte per element, 0 or 1 */
-} slipstream_dtype_t;
+};
+/** An element type: one of the SLIPSTREAM_* values above. An integer, not the enum, so that any
+ *  value a caller passes is well defined (an unknown one is SLIPSTREAM_INVALID_ARGUMENT). */
+typedef int32_t slipstream_dtype_t;
 
 /** Layout of a caller's buffer; see "Memory order" above. */
-typedef enum slipstream_memory_order {
+enum slipstream_memory_order {
   SLIPSTREAM_C_ORDER = 0,
   SLIPSTREAM_FORTRAN_ORDER = 1
-} slipstream_memory_order_t;
+};
+/** A memory order: one of the values above (an integer, as slipstream_dtype_t). */
+typedef int32_t slipstream_memory_order_t;
 
 /** Types of dataset metadata fields; the values are SmartRedis's type bytes. */
 typedef enum slipstream_meta_type {

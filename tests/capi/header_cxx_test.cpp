@@ -30,7 +30,7 @@ int main() {
 
   slipstream_dataset_t* dataset = nullptr;
   check(slipstream_dataset_create("d", SLIPSTREAM_NTS, &dataset) == SLIPSTREAM_OK, "create");
-  const float values[2] = {1, 2};
+  const float values[3] = {1, 2, 3};
   const int64_t bad_shape[] = {3};
   check(slipstream_dataset_add_tensor(dataset, "t", SLIPSTREAM_NTS, values, bad_shape, 1,
                                       SLIPSTREAM_FLOAT32, SLIPSTREAM_C_ORDER) == SLIPSTREAM_OK,

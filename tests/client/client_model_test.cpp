@@ -274,7 +274,10 @@ TEST_P(ModelTest, RunModelOnPutsRunsAndGetsInOneCall) {
 
   std::vector<float> x = eke_inputs(64, 3);
   std::vector<std::int64_t> shape{64, 4};
-  std::vector<TensorRef> inputs{TensorRef::of<float>(unique("x"), x, shape)};
+  // TensorRef borrows its name: the strings must outlive the refs.
+  const std::string x_name = unique("x"), a_name = unique("a"), b_name = unique("b");
+  const std::string bad_name = unique("bad");
+  std::vector<TensorRef> inputs{TensorRef::of<float>(x_name, x, shape)};
   for (int step = 0; step < 3; ++step) {
     for (float& v : x) v += 0.5f;  // new inputs every step, as a simulation sends
     std::vector<Tensor> y = client().run_model_on(eke, inputs, {unique("y")});
@@ -284,8 +287,8 @@ TEST_P(ModelTest, RunModelOnPutsRunsAndGetsInOneCall) {
 
   std::vector<double> a{1, 2, 3, 4, 5, 6}, b{0.5, -1, 2, -2, 3, 0};
   std::vector<std::int64_t> ab_shape{2, 3};
-  std::vector<TensorRef> two_inputs{TensorRef::of<double>(unique("a"), a, ab_shape),
-                                    TensorRef::of<double>(unique("b"), b, ab_shape)};
+  std::vector<TensorRef> two_inputs{TensorRef::of<double>(a_name, a, ab_shape),
+                                    TensorRef::of<double>(b_name, b, ab_shape)};
   std::vector<Tensor> out = client().run_model_on(two, two_inputs, {unique("sum"), unique("prod")});
   ASSERT_EQ(out.size(), 2u);
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -297,7 +300,7 @@ TEST_P(ModelTest, RunModelOnPutsRunsAndGetsInOneCall) {
   // A failing run throws and returns nothing; the connection stays usable.
   std::vector<float> bad(6, 1.0f);
   std::vector<std::int64_t> bad_shape{2, 3};
-  std::vector<TensorRef> bad_inputs{TensorRef::of<float>(unique("bad"), bad, bad_shape)};
+  std::vector<TensorRef> bad_inputs{TensorRef::of<float>(bad_name, bad, bad_shape)};
   try {
     client().run_model_on(eke, bad_inputs, {unique("never")});
     ADD_FAILURE() << "a 2x3 input to a 4-feature model should fail";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -120,8 +121,13 @@ class ServerProcess {
                                        "--unixsocket", socket_path_, "--dir", dir_,
                                        "--loglevel", "warn"};
       args.insert(args.end(), extra_args.begin(), extra_args.end());
+      const bool main_thread = ::gettid() == ::getpid();
       pid_ = ::fork();
       if (pid_ == 0) {
+        // Die with the test: an aborted test (a sanitizer report, a crash) must not leave a
+        // server behind holding CTest's output pipe open, which would hang the run. The signal
+        // follows the forking thread, so only a server started from the main thread asks for it.
+        if (main_thread) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
