@@ -258,16 +258,24 @@ std::string Client::get_model(std::string_view name) {
   });
 }
 
-bool Client::delete_model(std::string_view name) {
-  std::string key = impl_->model_key(name, true);
+// AI.MODELDEL / AI.SCRIPTDEL on every shard: false when the key does not exist. (A template so
+// that the private Client::Impl need not be named here.)
+template <typename Impl>
+bool delete_everywhere(Impl& impl, std::string_view command, std::string_view name,
+                       std::string_view what) {
+  std::string key = impl.model_key(name, true);
   Request request;
-  request.command({"AI.MODELDEL", key});
+  request.command({command, key});
   try {
-    impl_->broadcast(request, quoted("delete model", key));
+    impl.broadcast(request, quoted(what, key));
   } catch (const KeyNotFoundError&) {
     return false;
   }
   return true;
+}
+
+bool Client::delete_model(std::string_view name) {
+  return delete_everywhere(*impl_, "AI.MODELDEL", name, "delete model");
 }
 
 bool Client::model_exists(std::string_view name) {
@@ -491,15 +499,7 @@ void Client::run_script(std::string_view name, std::string_view function,
 }
 
 bool Client::delete_script(std::string_view name) {
-  std::string key = impl_->model_key(name, true);
-  Request request;
-  request.command({"AI.SCRIPTDEL", key});
-  try {
-    impl_->broadcast(request, quoted("delete script", key));
-  } catch (const KeyNotFoundError&) {
-    return false;
-  }
-  return true;
+  return delete_everywhere(*impl_, "AI.SCRIPTDEL", name, "delete script");
 }
 
 // ---- Statistics ---------------------------------------------------------------------------------
