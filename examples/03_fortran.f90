@@ -66,6 +66,7 @@ program example_03_fortran
   call require(got%destroy(), 'dataset destroy')
   call report('dataset example.step metadata time', size(times) == 1 .and. times(1) == 0.125)
   ok = ok .and. size(times) == 1
+  deallocate(times)
 
   call require(client%delete_model('example.scale'), 'delete_model')
   call require(client%delete_tensor('example.field'), 'delete_tensor')
