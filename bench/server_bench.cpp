@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "hiredis_handles.hpp"
 
 #ifndef SLIPSTREAM_BINARY
 #error "SLIPSTREAM_BINARY must name the slipstream executable"
@@ -36,14 +37,8 @@ using slipstream::bench::Listen;
 using slipstream::bench::ServerChild;
 using slipstream::bench::size_label;
 
-struct ContextDeleter {
-  void operator()(redisContext* context) const { redisFree(context); }
-};
-struct ReplyDeleter {
-  void operator()(redisReply* reply) const { freeReplyObject(reply); }
-};
-using Context = std::unique_ptr<redisContext, ContextDeleter>;
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+using Context = slipstream::bench::HiredisContext;
+using Reply = slipstream::bench::HiredisReply;
 
 Context connect(int port) {
   Context context(redisConnect("127.0.0.1", port));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "hiredis_handles.hpp"
 #include "slipstream/client.hpp"
 
 #ifndef SLIPSTREAM_BINARY
@@ -37,10 +38,6 @@ using slipstream::bench::Listen;
 using slipstream::bench::median;
 using slipstream::bench::ServerChild;
 using slipstream::bench::size_label;
-
-struct RedisDeleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
 
 /// hiredis over redis-server's Unix socket.
 class Redis {
@@ -68,7 +65,7 @@ class Redis {
     freeReplyObject(reply);
     if (!ok) throw std::runtime_error("redis: unexpected reply");
   }
-  std::unique_ptr<redisContext, RedisDeleter> context_;
+  slipstream::bench::HiredisContext context_;
 };
 
 enum class Op { kPut, kPutLoan, kView, kUnpack };
