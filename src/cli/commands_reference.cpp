@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "server/command_table.hpp"
+#include "server/commands/command_table.hpp"
 
 namespace slipstream::cli {
 namespace {

@@ -11,8 +11,8 @@
 #include <random>
 #include <thread>
 
-#include "server/connection.hpp"
-#include "server/snapshot.hpp"
+#include "server/net/connection.hpp"
+#include "server/persist/snapshot.hpp"
 
 namespace slipstream::server {
 namespace {

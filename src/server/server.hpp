@@ -14,12 +14,12 @@
 
 #include "ml/backend.hpp"
 #include "ml/executor.hpp"
-#include "server/cluster.hpp"
-#include "server/command_table.hpp"
+#include "server/cluster/cluster.hpp"
+#include "server/commands/command_table.hpp"
 #include "server/config.hpp"
-#include "server/keyspace.hpp"
-#include "server/shm.hpp"
-#include "server/waits.hpp"
+#include "server/store/keyspace.hpp"
+#include "server/shm/shm.hpp"
+#include "server/store/waits.hpp"
 
 namespace slipstream::server {
 

@@ -1,7 +1,7 @@
 // Tests for the lock-striped keyspace (src/server/keyspace.hpp): basic operations, memory
 // accounting, copy-on-write, RENAME/COPY, atomic MSET, SCAN guarantees, and concurrent use (these
 // tests are also meant to run under ThreadSanitizer, so they stay short and deterministic).
-#include "server/keyspace.hpp"
+#include "server/store/keyspace.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests for the RESP reply builder (src/server/reply.hpp): RESP2 and RESP3 shapes, double
 // formatting, error sanitising, and zero-copy pieces for large shared payloads.
-#include "server/reply.hpp"
+#include "server/net/reply.hpp"
 
 #include <gtest/gtest.h>
 

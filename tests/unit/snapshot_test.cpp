@@ -1,6 +1,6 @@
 // Tests for snapshot save/load (src/server/snapshot.hpp): round trips of every value type, the
 // on-disk layout, and refusal of corrupt, truncated, foreign and newer files.
-#include "server/snapshot.hpp"
+#include "server/persist/snapshot.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

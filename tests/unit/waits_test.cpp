@@ -1,6 +1,6 @@
 // Tests for the blocking-wait registry (src/server/waits.hpp): completion on notify, timeout and
 // cancel, and exactly-once completion when notifiers and the timer race.
-#include "server/waits.hpp"
+#include "server/store/waits.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "ml/executor.hpp"
-#include "server/command_table.hpp"
-#include "server/value.hpp"
+#include "server/commands/command_table.hpp"
+#include "server/store/value.hpp"
 
 namespace slipstream::server {
 

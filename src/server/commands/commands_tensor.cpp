@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

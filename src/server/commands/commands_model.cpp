@@ -3,12 +3,12 @@
 // follow RedisAI 1.2; models load and run on the executor, never on an I/O thread.
 #include <cctype>
 
-#include "server/cluster.hpp"
-#include "server/command_util.hpp"
-#include "server/model_execution.hpp"
-#include "server/reply.hpp"
+#include "server/cluster/cluster.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/commands/model_execution.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 namespace {

@@ -1,6 +1,6 @@
 // Snapshot save and load: streaming, checksummed, crash-safe file I/O; see snapshot.hpp for the
 // format and the contracts.
-#include "server/snapshot.hpp"
+#include "server/persist/snapshot.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

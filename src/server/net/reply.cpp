@@ -1,5 +1,5 @@
 // RESP reply building; see reply.hpp.
-#include "server/reply.hpp"
+#include "server/net/reply.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/value.hpp"
+#include "server/store/value.hpp"
 
 namespace slipstream::server {
 

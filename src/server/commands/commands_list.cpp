@@ -1,6 +1,6 @@
 // List commands: RPUSH, LPUSH, LLEN, LRANGE, LINDEX, LPOP, RPOP.
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

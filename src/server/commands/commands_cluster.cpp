@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "common/slot.hpp"
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/resp_parser.hpp"
-#include "server/reply.hpp"
-#include "server/session.hpp"
+#include "server/net/reply.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 

@@ -1,5 +1,5 @@
 // Cluster member list, slot ranges and the MOVED / CROSSSLOT check; see cluster.hpp.
-#include "server/cluster.hpp"
+#include "server/cluster/cluster.hpp"
 
 #include <charconv>
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include "common/command_keys.hpp"
 #include "common/slot.hpp"
-#include "server/command_table.hpp"
+#include "server/commands/command_table.hpp"
 
 namespace slipstream::server {
 namespace {

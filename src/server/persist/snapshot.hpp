@@ -27,7 +27,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "server/keyspace.hpp"
+#include "server/store/keyspace.hpp"
 
 namespace slipstream::server {
 

@@ -1,5 +1,5 @@
 // Lock-striped keyspace; see keyspace.hpp.
-#include "server/keyspace.hpp"
+#include "server/store/keyspace.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Assembles the command table from the command groups; see command_table.hpp.
-#include "server/command_table.hpp"
+#include "server/commands/command_table.hpp"
 
 #include <algorithm>
 #include <cctype>

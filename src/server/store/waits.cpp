@@ -1,5 +1,5 @@
 // Registry of parked blocking waits; see waits.hpp.
-#include "server/waits.hpp"
+#include "server/store/waits.hpp"
 
 namespace slipstream::server {
 

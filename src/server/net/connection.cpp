@@ -1,5 +1,5 @@
 // Connection I/O loop and request dispatch; see connection.hpp.
-#include "server/connection.hpp"
+#include "server/net/connection.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "server/server.hpp"
-#include "server/shm.hpp"
+#include "server/shm/shm.hpp"
 
 namespace slipstream::server {
 namespace {

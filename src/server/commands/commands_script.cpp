@@ -1,12 +1,12 @@
 // RedisAI script commands: AI.SCRIPTSTORE (and the older AI.SCRIPTSET), AI.SCRIPTGET,
 // AI.SCRIPTDEL, AI.SCRIPTEXECUTE (and AI.SCRIPTRUN). TorchScript source is compiled on the
 // executor; functions run there too.
-#include "server/cluster.hpp"
-#include "server/command_util.hpp"
-#include "server/model_execution.hpp"
-#include "server/reply.hpp"
+#include "server/cluster/cluster.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/commands/model_execution.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 namespace {

@@ -1,8 +1,8 @@
 // String commands: SET, GET, MSET, MGET, STRLEN, SETNX, GETDEL, APPEND.
 #include <cstring>
 
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <limits>
 
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 namespace {

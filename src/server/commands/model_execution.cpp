@@ -1,12 +1,12 @@
 // Running models and scripts on the executor and storing their outputs; see model_execution.hpp.
-#include "server/model_execution.hpp"
+#include "server/commands/model_execution.hpp"
 
 #include <cstring>
 
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 

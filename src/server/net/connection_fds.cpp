@@ -15,7 +15,7 @@
 #include <climits>
 #include <cstring>
 
-#include "server/connection.hpp"
+#include "server/net/connection.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

@@ -1,8 +1,8 @@
 // Generic key commands: EXISTS, DEL, UNLINK, TYPE, RENAME, RENAMENX, COPY, KEYS, SCAN.
 #include <charconv>
 
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::server {

@@ -1,5 +1,5 @@
 // Shared-memory segments, loans and the pool; see shm.hpp.
-#include "server/shm.hpp"
+#include "server/shm/shm.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,9 +1,9 @@
 // Slipstream extensions for native clients (SS.*): blocking waits that park the request, not a
 // thread, until keys exist or a list reaches a length.
-#include "server/command_util.hpp"
-#include "server/reply.hpp"
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
 #include "server/server.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace slipstream::server {
 namespace {

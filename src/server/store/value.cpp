@@ -1,5 +1,5 @@
 // Value types of the keyspace; see value.hpp.
-#include "server/value.hpp"
+#include "server/store/value.hpp"
 
 namespace slipstream::server {
 namespace {
