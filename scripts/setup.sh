@@ -12,6 +12,7 @@ PACKAGES=(
   libasio-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
   libtorch-dev libgloo-dev                   # TorchScript model serving (src/ml)
+  libseccomp-dev                             # system-call filter of the model workers
   python3 python3-torch                      # test models traced from Python
   gfortran                                   # Fortran module (bindings/fortran)
   python3-dev pybind11-dev python3-numpy python3-pytest  # Python package (bindings/python)

@@ -10,5 +10,7 @@ namespace slipstream::cli {
 std::function<int()> add_server_command(CLI::App& app);
 /// Adds `slipstream commands` (the command reference as Markdown).
 std::function<int()> add_commands_command(CLI::App& app);
+/// Adds the hidden `slipstream ml-worker`, the model worker process the server starts.
+std::function<int()> add_ml_worker_command(CLI::App& app);
 
 }  // namespace slipstream::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "slipstream 0.1.0");
   auto run_server = slipstream::cli::add_server_command(app);
   auto run_commands = slipstream::cli::add_commands_command(app);
+  auto run_ml_worker = slipstream::cli::add_ml_worker_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("server")) return run_server();
     if (app.got_subcommand("commands")) return run_commands();
+    if (app.got_subcommand("ml-worker")) return run_ml_worker();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     std::cerr << "slipstream: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 // implementation (torch_backend.cpp) is the only code that includes libtorch headers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,8 +50,17 @@ struct OwnedTensor {
 struct Status {
   bool ok = true;
   std::string message;
+  bool timed_out = false;  ///< the run was stopped at its deadline (RunLimits)
   static Status success() { return {}; }
   static Status failure(std::string text) { return {false, std::move(text)}; }
+  static Status timeout(std::string text) { return {false, std::move(text), true}; }
+};
+
+/// Bounds on one run. A backend that can stop a run (the sandboxed one: it kills the process
+/// running it) returns Status::timeout once `deadline` has passed; the in-process TorchScript
+/// backend cannot interrupt libtorch and ignores it.
+struct RunLimits {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 /// A loaded model. Thread-safe: run() may be called concurrently from several threads.
@@ -60,7 +70,8 @@ class Model {
   /// Runs the model's forward method on `inputs`; on success `outputs` holds one tensor per
   /// model output (a tuple or list output is flattened in order). On failure `outputs` is left
   /// empty and the status quotes the backend's message.
-  virtual Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs) = 0;
+  virtual Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs,
+                     const RunLimits& limits = {}) = 0;
   virtual const Device& device() const = 0;
 };
 
@@ -77,7 +88,7 @@ class Script {
   /// passed as positional arguments (the older AI.SCRIPTRUN convention).
   virtual Status run(std::string_view function, std::span<const TensorView> inputs,
                      std::span<const std::string> keys, std::span<const std::string> args,
-                     std::vector<OwnedTensor>& outputs) = 0;
+                     std::vector<OwnedTensor>& outputs, const RunLimits& limits = {}) = 0;
   virtual const Device& device() const = 0;
 };
 
@@ -95,12 +106,21 @@ class Backend {
   /// Compiles a script from source. Returns null and sets `error` on failure.
   virtual std::shared_ptr<Script> load_script(std::string_view source, const Device& device,
                                               std::string* error) = 0;
+  /// Stops whatever runs and loads are in progress (they fail promptly) and refuses new ones.
+  /// Called once when the server shuts down, before the executor threads are joined, so that a
+  /// run that never ends cannot hold the process. Thread-safe.
+  virtual void shutdown() {}
 };
 
 /// Thread settings of the TorchScript backend (0 = the library's default).
 struct TorchOptions {
   int intra_op_threads = 0;
   int inter_op_threads = 0;
+  /// Refuse, at load time, models and scripts whose code calls an operator outside the allowed
+  /// set (see operator_policy.hpp): no file, process or foreign-library operators. The server's
+  /// model sandbox turns this on; LocalModel (the caller's own models, in the caller's process)
+  /// leaves it off.
+  bool check_operators = false;
 };
 
 /// The TorchScript backend over libtorch. Thread counts are process-wide in libtorch: the first

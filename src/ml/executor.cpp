@@ -64,7 +64,7 @@ bool Execution::cancel() noexcept {
   return state.compare_exchange_strong(expected, kCancelled);
 }
 
-Executor::Executor(unsigned threads) {
+Executor::Executor(unsigned threads, std::chrono::milliseconds run_limit) : run_limit_(run_limit) {
   threads = std::max(1u, threads);
   for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
 }
@@ -202,6 +202,13 @@ void Executor::work() {
   }
 }
 
+RunLimits Executor::limits_from(Clock::time_point start, Clock::time_point caller_deadline) const {
+  RunLimits limits;
+  limits.deadline = caller_deadline;
+  if (run_limit_.count() > 0) limits.deadline = std::min(limits.deadline, start + run_limit_);
+  return limits;
+}
+
 void Executor::run_single(Execution& e) {
   auto start = Clock::now();
   if (e.stats) {
@@ -210,8 +217,9 @@ void Executor::run_single(Execution& e) {
                                      std::memory_order_relaxed);
   }
   std::vector<OwnedTensor> outputs;
-  Status status = e.model ? e.model->run(e.inputs, outputs)
-                          : e.script->run(e.function, e.inputs, e.keys, e.args, outputs);
+  const RunLimits limits = limits_from(start, e.deadline);
+  Status status = e.model ? e.model->run(e.inputs, outputs, limits)
+                          : e.script->run(e.function, e.inputs, e.keys, e.args, outputs, limits);
   if (e.stats) {
     e.stats->run_time_us.fetch_add(micros_since(start), std::memory_order_relaxed);
     e.stats->runs.fetch_add(1, std::memory_order_relaxed);
@@ -256,8 +264,11 @@ void Executor::run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::si
                                      std::memory_order_relaxed);
     }
   }
+  // One caller's short TIMEOUT must not stop a run that others still wait for.
+  Clock::time_point latest = Clock::time_point::min();
+  for (const auto& e : batch) latest = std::max(latest, e->deadline);
   std::vector<OwnedTensor> outputs;
-  Status status = first.model->run(inputs, outputs);
+  Status status = first.model->run(inputs, outputs, limits_from(start, latest));
   if (stats) {
     stats->run_time_us.fetch_add(micros_since(start), std::memory_order_relaxed);
     stats->runs.fetch_add(1, std::memory_order_relaxed);

@@ -47,6 +47,9 @@ struct Execution {
   std::vector<TensorView> inputs;
   std::vector<std::shared_ptr<const void>> keep_alive;
   std::shared_ptr<ExecutionStats> stats;
+  /// The caller's own deadline (its TIMEOUT): queued past it, the execution is dropped by the
+  /// caller's timer; running past it, a backend that can stop runs stops it (Status::timeout).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   /// Called once on an executor thread: the outputs, or a failure. Not called if cancelled.
   std::function<void(Status, std::vector<OwnedTensor>)> done;
 
@@ -62,8 +65,11 @@ struct Execution {
 
 class Executor {
  public:
-  /// Starts `threads` worker threads (at least 1).
-  explicit Executor(unsigned threads);
+  /// Starts `threads` worker threads (at least 1). Every run is given a deadline `run_limit`
+  /// after it starts (zero: none), or the caller's own deadline if that comes first; a batch
+  /// shared by several callers ends at the latest of theirs.
+  explicit Executor(unsigned threads,
+                    std::chrono::milliseconds run_limit = std::chrono::milliseconds::zero());
   /// Stops the workers; queued executions fail with "server shutting down".
   ~Executor();
   Executor(const Executor&) = delete;
@@ -89,14 +95,17 @@ class Executor {
   // members cancelled meanwhile; the batch may come back empty.
   void gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
                     std::unique_lock<std::mutex>& lock);
-  static void run_single(Execution& execution);
-  static void run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows);
+  void run_single(Execution& execution);
+  void run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows);
+  RunLimits limits_from(std::chrono::steady_clock::time_point start,
+                        std::chrono::steady_clock::time_point caller_deadline) const;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Item> queue_;  // guarded by mutex_
   bool stopping_ = false;   // guarded by mutex_
   std::vector<std::thread> workers_;
+  const std::chrono::milliseconds run_limit_;
 };
 
 }  // namespace slipstream::ml

@@ -7,6 +7,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <caffe2/serialize/read_adapter_interface.h>
+#include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/cuda.h>
@@ -16,8 +17,10 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 
 #include "ml/backend.hpp"
+#include "ml/operator_policy.hpp"
 
 namespace slipstream::ml {
 namespace {
@@ -337,6 +340,63 @@ class ByteReader final : public caffe2::serialize::ReadAdapterInterface {
   std::string_view bytes_;
 };
 
+// ---- Operator policy --------------------------------------------------------------------------
+
+// Walks every node of a function's graph, nested blocks (if/loop bodies) and subgraphs included,
+// and returns the first one the policy refuses (operator_policy.hpp).
+class OperatorChecker {
+ public:
+  // Checks every function of `unit`: free functions, methods of every class and module type,
+  // hooks. Functions called from another (prim::CallFunction / CallMethod) are in the same unit,
+  // so checking all of them covers what a call can reach.
+  std::optional<std::string> check(const torch::jit::CompilationUnit& unit) {
+    for (const torch::jit::Function* function : unit.get_functions()) {
+      if (auto problem = check(*function)) return problem;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> check(const torch::jit::Module& module) {
+    if (auto problem = check(*module._ivalue()->compilation_unit())) return problem;
+    // Methods reachable from the module objects themselves (normally already in the unit).
+    for (const torch::jit::Module& sub : module.modules()) {
+      for (const torch::jit::Function* method : sub.type()->methods()) {
+        if (auto problem = check(*method)) return problem;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<std::string> check(const torch::jit::Function& function) {
+    if (!function.isGraphFunction()) return std::nullopt;  // a builtin: libtorch's own code
+    if (!visited_.insert(&function).second) return std::nullopt;
+    const auto graph = torch::jit::toGraphFunction(function).graph();
+    return check_block(*graph->block(), function.qualname().qualifiedName());
+  }
+
+  std::optional<std::string> check_block(const torch::jit::Block& block,
+                                         const std::string& where) {
+    for (const torch::jit::Node* node : block.nodes()) {
+      const std::string op = node->kind().toQualString();
+      if (auto reason = refused_operator_reason(op)) {
+        return "the code calls " + op + " (in " + where + "), which stored models and scripts " +
+               "may not use: " + *reason;
+      }
+      for (const torch::jit::Block* inner : node->blocks()) {
+        if (auto problem = check_block(*inner, where)) return problem;
+      }
+      if (node->hasAttribute(torch::jit::attr::Subgraph)) {
+        const auto subgraph = node->g(torch::jit::attr::Subgraph);
+        if (auto problem = check_block(*subgraph->block(), where)) return problem;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::unordered_set<const torch::jit::Function*> visited_;
+};
+
 // ---- Models and scripts -----------------------------------------------------------------------
 
 // Thread-safety: every run() calls the one shared module's forward method. TorchScript's graph
@@ -352,7 +412,8 @@ class TorchModel final : public Model {
         device_(device),
         torch_device_(torch_device(device)) {}
 
-  Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs) override {
+  Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs,
+             const RunLimits& /*limits: libtorch cannot be interrupted*/) override {
     return run_guarded(torch_device_, outputs, [&] {
       std::vector<at::Tensor> tensors;
       if (Status status = wrap_inputs(inputs, torch_device_, tensors); !status.ok) {
@@ -390,7 +451,7 @@ class TorchScriptFunctions final : public Script {
 
   Status run(std::string_view function, std::span<const TensorView> inputs,
              std::span<const std::string> keys, std::span<const std::string> args,
-             std::vector<OwnedTensor>& outputs) override {
+             std::vector<OwnedTensor>& outputs, const RunLimits& /*limits*/) override {
     torch::jit::Function* callee = find(function);
     if (callee == nullptr) {
       outputs.clear();
@@ -440,6 +501,8 @@ class TorchScriptFunctions final : public Script {
 
 class TorchBackend final : public Backend {
  public:
+  explicit TorchBackend(bool check_operators) : check_operators_(check_operators) {}
+
   std::string_view name() const override { return "TORCH"; }
 
   Status check_device(const Device& device) const override {
@@ -469,6 +532,9 @@ class TorchBackend final : public Backend {
       if (!module.find_method("forward")) {
         return fail("the TorchScript module has no forward method", error);
       }
+      if (check_operators_) {
+        if (auto problem = OperatorChecker().check(module)) return fail(*problem, error);
+      }
       return std::make_shared<TorchModel>(module, device);
     } catch (const std::exception& exception) {
       return fail(describe(exception), error);
@@ -479,8 +545,11 @@ class TorchBackend final : public Backend {
                                       std::string* error) override {
     if (Status status = check_device(device); !status.ok) return fail(status.message, error);
     try {
-      return std::make_shared<TorchScriptFunctions>(torch::jit::compile(std::string(source)),
-                                                    device);
+      std::shared_ptr<torch::jit::CompilationUnit> unit = torch::jit::compile(std::string(source));
+      if (check_operators_) {
+        if (auto problem = OperatorChecker().check(*unit)) return fail(*problem, error);
+      }
+      return std::make_shared<TorchScriptFunctions>(std::move(unit), device);
     } catch (const std::exception& exception) {
       return fail(describe(exception), error);
     }
@@ -491,6 +560,8 @@ class TorchBackend final : public Backend {
     if (error != nullptr) *error = std::move(message);
     return nullptr;
   }
+
+  const bool check_operators_;
 };
 
 }  // namespace
@@ -508,7 +579,7 @@ std::shared_ptr<Backend> make_torch_backend(const TorchOptions& options) {
       // library's defaults stay.
     }
   });
-  return std::make_shared<TorchBackend>();
+  return std::make_shared<TorchBackend>(options.check_operators);
 }
 
 }  // namespace slipstream::ml

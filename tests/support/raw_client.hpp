@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -106,9 +107,9 @@ class RawClient {
     }
   }
   void send(const std::vector<std::string>& args) { send_raw(encode(args)); }
-  RespReply call(const std::vector<std::string>& args) {
+  RespReply call(const std::vector<std::string>& args, int timeout_ms = 5000) {
     send(args);
-    return read_reply();
+    return read_reply(timeout_ms);
   }
 
   /// Reads one reply; throws on timeout or when the server closes the connection.

@@ -140,7 +140,9 @@ class ServerProcess {
     throw std::runtime_error("slipstream server did not start");
   }
   bool wait_ready() {
-    for (int i = 0; i < 500; ++i) {
+    // Up to 30 s: a server restoring models from a snapshot starts model workers first, and a
+    // loaded 2-core machine makes that slow.
+    for (int i = 0; i < 3000; ++i) {
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;

@@ -172,12 +172,22 @@ Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> exec
                           std::optional<std::chrono::milliseconds> timeout) {
   std::weak_ptr<Session> weak = c.session.weak_session();
   Server& server = c.server;
-  execution->done = [weak, &server, keys = std::move(output_keys)](
-                        ml::Status status, std::vector<ml::OwnedTensor> outputs) {
+  if (timeout) execution->deadline = std::chrono::steady_clock::now() + *timeout;
+  const bool caller_timeout = timeout.has_value();
+  execution->done = [weak, &server, keys = std::move(output_keys), caller_timeout,
+                     deadline = execution->deadline](ml::Status status,
+                                                     std::vector<ml::OwnedTensor> outputs) {
     auto session = weak.lock();
     if (!session) return;  // the client left: nothing to store for it
+    // Stopped at the caller's own TIMEOUT: RedisAI's reply. Stopped at the server's
+    // --run-timeout: an error that says so.
+    if (status.timed_out && caller_timeout && std::chrono::steady_clock::now() >= deadline) {
+      session->resume([](ReplyBuffer& reply) { reply.simple("TIMEDOUT"); });
+      return;
+    }
     if (!status.ok) {
       std::string text = "ERR " + status.message;
+      if (status.timed_out) text += " (the server's --run-timeout)";
       session->resume([text](ReplyBuffer& reply) { reply.error(text); });
       return;
     }

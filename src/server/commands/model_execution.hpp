@@ -39,7 +39,8 @@ bool parse_execute_timeout(CommandContext& c, std::size_t index,
 
 /// Submits `execution`, parks the connection, and on completion stores the outputs under
 /// `output_keys` atomically and replies +OK, or replies the backend's error with no output
-/// written. With a timeout, a run that has not started in time is dropped: reply TIMEDOUT.
+/// written. With a timeout, a run that has not started in time is dropped, and one still running
+/// at it is stopped: reply TIMEDOUT. A run stopped at the server's --run-timeout gets an error.
 Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
                           std::vector<std::string> output_keys,
                           std::optional<std::chrono::milliseconds> timeout);

@@ -1,0 +1,327 @@
+// Framed messages between the server and its model workers; see channel.hpp.
+#include "ml/sandbox/channel.hpp"
+
+#include <poll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace slipstream::ml::sandbox {
+namespace {
+
+struct FrameHeader {
+  std::uint32_t magic;
+  std::uint32_t type;
+  std::uint64_t length;
+};
+
+// Milliseconds until `deadline` for poll(): -1 for none, 0 once passed.
+int poll_timeout(Deadline deadline) {
+  if (deadline == kNoDeadline) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return 0;
+  return static_cast<int>(std::min<std::int64_t>(left.count() + 1, 1 << 30));
+}
+
+// Waits until `fd` is ready for `events`; kNone when it is.
+ChannelError wait_ready(int fd, short events, Deadline deadline) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    const int timeout = poll_timeout(deadline);
+    const int n = ::poll(&p, 1, timeout);
+    if (n > 0) return ChannelError::kNone;  // readable, writable, or hung up: the I/O says which
+    if (n == 0) {
+      if (timeout != 0 && std::chrono::steady_clock::now() < deadline) continue;
+      return ChannelError::kTimedOut;
+    }
+    if (errno != EINTR) return ChannelError::kIo;
+  }
+}
+
+bool valid_dtype(std::uint8_t value) { return value <= static_cast<std::uint8_t>(DType::kBool); }
+
+}  // namespace
+
+std::string_view channel_error_text(ChannelError error) {
+  switch (error) {
+    case ChannelError::kNone: return "no error";
+    case ChannelError::kClosed: return "the peer closed the connection";
+    case ChannelError::kTimedOut: return "timed out";
+    case ChannelError::kIo: return "I/O error";
+    case ChannelError::kProtocol: return "malformed message";
+  }
+  return "unknown error";
+}
+
+// ---- MessageWriter ------------------------------------------------------------------------------
+
+MessageWriter::MessageWriter(MessageType type) : type_(static_cast<std::uint32_t>(type)) {
+  small_.reserve(256);
+}
+
+void MessageWriter::reference(const void* data, std::size_t size) {
+  if (size == 0) return;
+  splices_.push_back({small_.size(), static_cast<const char*>(data), size});
+}
+
+void MessageWriter::str(std::string_view text) {
+  u32(static_cast<std::uint32_t>(text.size()));
+  small_.append(text);
+}
+
+void MessageWriter::strs(std::span<const std::string> texts) {
+  u32(static_cast<std::uint32_t>(texts.size()));
+  for (const auto& text : texts) str(text);
+}
+
+void MessageWriter::str_ref(std::string_view bytes) {
+  u32(static_cast<std::uint32_t>(bytes.size()));
+  reference(bytes.data(), bytes.size());
+}
+
+namespace {
+
+template <typename Tensor, typename ShapeOf, typename BytesOf>
+void write_tensor_list(MessageWriter& w, std::span<const Tensor> tensors, ShapeOf shape_of,
+                       BytesOf bytes_of, std::string& metadata) {
+  metadata.clear();
+  auto put = [&metadata](const void* data, std::size_t size) {
+    metadata.append(static_cast<const char*>(data), size);
+  };
+  const auto count = static_cast<std::uint32_t>(tensors.size());
+  put(&count, sizeof count);
+  for (const Tensor& t : tensors) {
+    const auto dtype = static_cast<std::uint8_t>(t.dtype);
+    const auto shape = shape_of(t);
+    const auto rank = static_cast<std::uint32_t>(shape.size());
+    const std::uint64_t bytes = bytes_of(t).size();
+    put(&dtype, sizeof dtype);
+    put(&rank, sizeof rank);
+    for (const std::int64_t dim : shape) put(&dim, sizeof dim);
+    put(&bytes, sizeof bytes);
+  }
+  w.u64(metadata.size());
+  w.copy(metadata);
+}
+
+}  // namespace
+
+void MessageWriter::tensors(std::span<const TensorView> list) {
+  std::string metadata;
+  write_tensor_list(
+      *this, list, [](const TensorView& t) { return t.shape; },
+      [](const TensorView& t) {
+        return std::string_view(static_cast<const char*>(t.data), t.bytes);
+      },
+      metadata);
+  for (const TensorView& t : list) reference(t.data, t.bytes);
+}
+
+void MessageWriter::tensors(std::span<const OwnedTensor> list) {
+  std::string metadata;
+  write_tensor_list(
+      *this, list,
+      [](const OwnedTensor& t) { return std::span<const std::int64_t>(t.shape); },
+      [](const OwnedTensor& t) { return t.data.view(); }, metadata);
+  for (const OwnedTensor& t : list) reference(t.data.data(), t.data.size());
+}
+
+ChannelError MessageWriter::send(int fd, Deadline deadline) {
+  std::uint64_t length = small_.size();
+  for (const Splice& s : splices_) length += s.size;
+  const FrameHeader header{kMagic, type_, length};
+
+  // The pieces in order: header, then small_ cut at each splice point with the referenced range
+  // in between.
+  std::vector<iovec> pieces;
+  pieces.reserve(2 * splices_.size() + 2);
+  pieces.push_back({const_cast<FrameHeader*>(&header), sizeof header});
+  std::size_t small_done = 0;
+  for (const Splice& s : splices_) {
+    if (s.small_offset > small_done) {
+      pieces.push_back({small_.data() + small_done, s.small_offset - small_done});
+      small_done = s.small_offset;
+    }
+    pieces.push_back({const_cast<char*>(s.data), s.size});
+  }
+  if (small_.size() > small_done) {
+    pieces.push_back({small_.data() + small_done, small_.size() - small_done});
+  }
+
+  std::size_t first = 0;
+  while (first < pieces.size()) {
+    const int batch = static_cast<int>(std::min<std::size_t>(pieces.size() - first, IOV_MAX));
+    const ssize_t n = ::writev(fd, pieces.data() + first, batch);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (ChannelError e = wait_ready(fd, POLLOUT, deadline); e != ChannelError::kNone) return e;
+        continue;
+      }
+      return errno == EPIPE || errno == ECONNRESET ? ChannelError::kClosed : ChannelError::kIo;
+    }
+    auto written = static_cast<std::size_t>(n);
+    while (first < pieces.size() && written >= pieces[first].iov_len) {
+      written -= pieces[first].iov_len;
+      ++first;
+    }
+    if (written > 0) {
+      pieces[first].iov_base = static_cast<char*>(pieces[first].iov_base) + written;
+      pieces[first].iov_len -= written;
+    }
+  }
+  return ChannelError::kNone;
+}
+
+// ---- MessageReader ------------------------------------------------------------------------------
+
+ChannelError MessageReader::protocol(std::string text) {
+  problem_ = std::move(text);
+  return ChannelError::kProtocol;
+}
+
+ChannelError MessageReader::fill(void* out, std::size_t size) {
+  char* dest = static_cast<char*>(out);
+  while (size > 0) {
+    if (begin_ < end_) {
+      const std::size_t take = std::min(size, end_ - begin_);
+      std::memcpy(dest, buffer_.data() + begin_, take);
+      begin_ += take;
+      dest += take;
+      size -= take;
+      continue;
+    }
+    // Large reads skip the buffer: a tensor's bytes land in their final place.
+    const bool direct = size >= buffer_.size() / 2;
+    char* target = direct ? dest : buffer_.data();
+    const std::size_t room = direct ? size : buffer_.size();
+    const ssize_t n = ::read(fd_, target, room);
+    if (n > 0) {
+      if (direct) {
+        dest += n;
+        size -= static_cast<std::size_t>(n);
+      } else {
+        begin_ = 0;
+        end_ = static_cast<std::size_t>(n);
+      }
+      continue;
+    }
+    if (n == 0) return ChannelError::kClosed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (ChannelError e = wait_ready(fd_, POLLIN, deadline_); e != ChannelError::kNone) return e;
+      continue;
+    }
+    return errno == ECONNRESET ? ChannelError::kClosed : ChannelError::kIo;
+  }
+  return ChannelError::kNone;
+}
+
+ChannelError MessageReader::exact(void* out, std::size_t size) {
+  if (size > body_left_) return protocol("a message is shorter than its fields");
+  body_left_ -= size;
+  return fill(out, size);
+}
+
+ChannelError MessageReader::next(Deadline deadline, MessageType& type, std::uint64_t& length) {
+  deadline_ = deadline;
+  if (body_left_ > 0) {
+    if (ChannelError e = skip_rest(); e != ChannelError::kNone) return e;
+  }
+  FrameHeader header{};
+  if (ChannelError e = fill(&header, sizeof header); e != ChannelError::kNone) return e;
+  if (header.magic != kMagic) return protocol("bad frame magic");
+  type = static_cast<MessageType>(header.type);
+  length = header.length;
+  body_left_ = header.length;
+  return ChannelError::kNone;
+}
+
+ChannelError MessageReader::str(std::string& text) {
+  std::uint32_t size = 0;
+  if (ChannelError e = u32(size); e != ChannelError::kNone) return e;
+  if (size > body_left_) return protocol("a string is longer than its message");
+  text.resize(size);
+  return exact(text.data(), size);
+}
+
+ChannelError MessageReader::strs(std::vector<std::string>& texts) {
+  std::uint32_t count = 0;
+  if (ChannelError e = u32(count); e != ChannelError::kNone) return e;
+  if (count > body_left_ / sizeof(std::uint32_t)) return protocol("too many strings");
+  texts.resize(count);
+  for (auto& text : texts) {
+    if (ChannelError e = str(text); e != ChannelError::kNone) return e;
+  }
+  return ChannelError::kNone;
+}
+
+ChannelError MessageReader::bytes(Buffer& out) {
+  std::uint32_t size = 0;
+  if (ChannelError e = u32(size); e != ChannelError::kNone) return e;
+  if (size > body_left_) return protocol("a byte string is longer than its message");
+  out = Buffer::uninitialized(size);
+  return exact(out.data(), size);
+}
+
+ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out) {
+  out.clear();
+  std::uint64_t metadata_bytes = 0;
+  if (ChannelError e = u64(metadata_bytes); e != ChannelError::kNone) return e;
+  if (metadata_bytes > kMaxMetadataBytes || metadata_bytes > body_left_) {
+    return protocol("tensor metadata too long");
+  }
+  const std::uint64_t after_metadata = body_left_ - metadata_bytes;
+  std::uint32_t count = 0;
+  if (ChannelError e = u32(count); e != ChannelError::kNone) return e;
+  if (count > kMaxTensors) return protocol("too many tensors");
+  std::vector<std::uint64_t> sizes(count);
+  out.resize(count);
+  std::uint64_t payload = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint8_t dtype = 0;
+    std::uint32_t rank = 0;
+    if (ChannelError e = u8(dtype); e != ChannelError::kNone) return e;
+    if (ChannelError e = u32(rank); e != ChannelError::kNone) return e;
+    if (!valid_dtype(dtype)) return protocol("unknown dtype " + std::to_string(dtype));
+    if (rank > kMaxRank) return protocol("tensor rank above " + std::to_string(kMaxRank));
+    out[i].dtype = static_cast<DType>(dtype);
+    out[i].shape.resize(rank);
+    std::uint64_t elements = 1;
+    for (auto& dim : out[i].shape) {
+      if (ChannelError e = exact(&dim, sizeof dim); e != ChannelError::kNone) return e;
+      if (dim < 0 || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(dim), &elements)) {
+        return protocol("invalid tensor shape");
+      }
+    }
+    if (ChannelError e = u64(sizes[i]); e != ChannelError::kNone) return e;
+    std::uint64_t expected = 0;
+    if (__builtin_mul_overflow(elements, dtype_size(out[i].dtype), &expected) ||
+        expected != sizes[i]) {
+      return protocol("a tensor's byte count does not match its shape");
+    }
+    if (__builtin_add_overflow(payload, sizes[i], &payload)) return protocol("tensors too large");
+  }
+  if (body_left_ != after_metadata) return protocol("tensor metadata length mismatch");
+  if (payload > body_left_) return protocol("tensor bytes missing from the message");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    out[i].data = Buffer::uninitialized(sizes[i]);
+    if (ChannelError e = exact(out[i].data.data(), sizes[i]); e != ChannelError::kNone) return e;
+  }
+  return ChannelError::kNone;
+}
+
+ChannelError MessageReader::skip_rest() {
+  char scratch[4096];
+  while (body_left_ > 0) {
+    const std::size_t take = std::min<std::uint64_t>(body_left_, sizeof scratch);
+    if (ChannelError e = exact(scratch, take); e != ChannelError::kNone) return e;
+  }
+  return ChannelError::kNone;
+}
+
+}  // namespace slipstream::ml::sandbox

@@ -1,0 +1,138 @@
+// The byte protocol between the server and its model worker processes (sandbox_backend.hpp): one
+// Unix stream socket per worker, framed messages, tensors sent as a metadata block followed by
+// their bytes so each side reads a tensor's payload straight into the buffer that keeps it.
+//
+// Frame: u32 magic, u32 type, u64 body length, then the body. Integers are little-endian host
+// order (both ends are the same binary on the same machine). Strings are u32 length + bytes.
+// A tensor list is: u64 metadata length; metadata (u32 count; per tensor u8 dtype, u32 rank,
+// i64 dims[rank], u64 bytes); then each tensor's bytes in order.
+//
+// Every read and write on the server's side has a deadline: a worker that hangs or stops reading
+// costs the caller a timeout, never a stuck thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "ml/backend.hpp"
+
+namespace slipstream::ml::sandbox {
+
+inline constexpr std::uint32_t kMagic = 0x574d5353;  // "SSMW"
+
+enum class MessageType : std::uint32_t {
+  // server -> worker
+  kLoadModel = 1,   ///< u64 id, str device, str archive bytes       -> kOk | kError
+  kLoadScript = 2,  ///< u64 id, str device, str source              -> kOk(str list) | kError
+  kUnload = 3,      ///< u64 id                                       (no reply)
+  kRunModel = 4,    ///< u64 id, tensors                              -> kOutputs | kError
+  kRunScript = 5,   ///< u64 id, str function, strs keys, strs args, tensors -> kOutputs | kError
+  kDeviceCheck = 6,  ///< str device                                  -> kOk | kError
+  // worker -> server
+  kReady = 100,   ///< sent once, when the worker is confined and ready
+  kOk = 101,
+  kError = 102,   ///< str message
+  kOutputs = 103,  ///< tensors
+};
+
+/// Limits on what a peer may send, checked before anything is allocated from its word.
+inline constexpr std::uint32_t kMaxRank = 64;
+inline constexpr std::uint32_t kMaxTensors = 4096;
+inline constexpr std::uint64_t kMaxMetadataBytes = 1u << 20;
+inline constexpr std::uint32_t kMaxStringBytes = 1u << 30;
+
+/// Why a channel operation failed.
+enum class ChannelError { kNone, kClosed, kTimedOut, kIo, kProtocol };
+
+using Deadline = std::chrono::steady_clock::time_point;
+inline constexpr Deadline kNoDeadline = Deadline::max();
+
+/// A message being built: small fields are copied into one string, large byte ranges (tensor
+/// payloads, model archives) are referenced and sent with one gather write. The referenced memory
+/// must stay valid until send() returns.
+class MessageWriter {
+ public:
+  explicit MessageWriter(MessageType type);
+
+  void u8(std::uint8_t value) { raw(&value, sizeof value); }
+  void u32(std::uint32_t value) { raw(&value, sizeof value); }
+  void u64(std::uint64_t value) { raw(&value, sizeof value); }
+  void i64(std::int64_t value) { raw(&value, sizeof value); }
+  void str(std::string_view text);  ///< copied
+  /// Bytes copied as they are, with no length prefix.
+  void copy(std::string_view bytes) { small_.append(bytes); }
+  void strs(std::span<const std::string> texts);
+  /// u32 length, then `bytes` by reference (not copied).
+  void str_ref(std::string_view bytes);
+  /// A tensor list; the payloads are referenced.
+  void tensors(std::span<const TensorView> tensors);
+  /// A tensor list of owned tensors; the payloads are referenced.
+  void tensors(std::span<const OwnedTensor> tensors);
+
+  /// Sends the whole frame on `fd`. On a non-blocking fd, waits for room until `deadline`.
+  ChannelError send(int fd, Deadline deadline);
+
+ private:
+  void raw(const void* data, std::size_t size) {
+    small_.append(static_cast<const char*>(data), size);
+  }
+  void reference(const void* data, std::size_t size);
+
+  struct Splice {
+    std::size_t small_offset;  // where in small_ the referenced range goes
+    const char* data;
+    std::size_t size;
+  };
+  std::uint32_t type_;
+  std::string small_;
+  std::vector<Splice> splices_;
+};
+
+/// Reads framed messages from a socket, buffered; large reads go straight into the caller's
+/// memory. Not thread-safe: one reader per socket.
+class MessageReader {
+ public:
+  explicit MessageReader(int fd) : fd_(fd) {}
+
+  /// Reads the next frame header. Returns kNone with `type` and `length` set, or why not.
+  ChannelError next(Deadline deadline, MessageType& type, std::uint64_t& length);
+  /// Body fields; each fails with kProtocol when the body (length from next()) is shorter.
+  ChannelError u8(std::uint8_t& value) { return exact(&value, sizeof value); }
+  ChannelError u32(std::uint32_t& value) { return exact(&value, sizeof value); }
+  ChannelError u64(std::uint64_t& value) { return exact(&value, sizeof value); }
+  ChannelError str(std::string& text);
+  ChannelError strs(std::vector<std::string>& texts);
+  /// A string read into a Buffer (model archives: no copy through a std::string).
+  ChannelError bytes(Buffer& out);
+  /// A tensor list; checks dtype, rank, and that each byte count matches its shape.
+  ChannelError tensors(std::vector<OwnedTensor>& out);
+  /// Discards what is left of the current body.
+  ChannelError skip_rest();
+  /// The text of the last kProtocol failure.
+  const std::string& problem() const noexcept { return problem_; }
+
+  void set_deadline(Deadline deadline) noexcept { deadline_ = deadline; }
+
+ private:
+  ChannelError exact(void* out, std::size_t size);
+  ChannelError fill(void* out, std::size_t size);  // from buffer, then the socket
+  ChannelError protocol(std::string text);
+
+  int fd_;
+  Deadline deadline_ = kNoDeadline;
+  std::uint64_t body_left_ = 0;
+  std::vector<char> buffer_ = std::vector<char>(64 * 1024);
+  std::size_t begin_ = 0, end_ = 0;
+  std::string problem_;
+};
+
+/// Text for a ChannelError ("timed out", ...).
+std::string_view channel_error_text(ChannelError error);
+
+}  // namespace slipstream::ml::sandbox
