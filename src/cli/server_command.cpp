@@ -1,12 +1,15 @@
 // `slipstream server`: parses the server's options and runs it until shutdown.
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "ml/backend.hpp"
+#include "ml/sandbox/sandbox_backend.hpp"
 #include "server/server.hpp"
 
 namespace slipstream::cli {
@@ -15,10 +18,51 @@ namespace {
 std::string read_secret_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read --requirepass-file '" + path + "'");
+  // A password others can read is no password: say so, but start (the file may be on a file
+  // system without modes, or its directory may be private).
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && (status.st_mode & 077) != 0) {
+    spdlog::warn("--requirepass-file '{}' is readable by {} (mode {:04o}): run chmod 600 on it",
+                 path, (status.st_mode & 007) != 0 ? "other users" : "its group",
+                 status.st_mode & 07777);
+  }
   std::string secret;
   std::getline(in, secret);
+  // A file saved with Windows line endings must not make '\r' part of the password.
+  while (!secret.empty() && (secret.back() == '\r' || secret.back() == '\n')) secret.pop_back();
   if (secret.empty()) throw std::runtime_error("--requirepass-file '" + path + "' is empty");
   return secret;
+}
+
+// "700" and "0700" are both octal, as chmod and Redis's unixsocketperm read them.
+unsigned parse_octal_mode(const std::string& text) {
+  bool valid = !text.empty() && text.size() <= 4;
+  unsigned mode = 0;
+  for (char c : text) {
+    valid = valid && c >= '0' && c <= '7';
+    mode = mode * 8 + static_cast<unsigned>(c - '0');  // unsigned: wraps harmlessly if invalid
+  }
+  if (!valid || mode > 0777) {
+    throw CLI::ValidationError("--unixsocketperm",
+                               "'" + text + "' is not an octal file mode from 0 to 0777");
+  }
+  return mode;
+}
+
+bool parse_yes_no(const std::string& option, const std::string& text) {
+  if (text == "yes") return true;
+  if (text == "no") return false;
+  throw CLI::ValidationError(option, "'" + text + "' must be yes or no");
+}
+
+// A byte count with Redis's optional units (64mb, 1gb), as CONFIG SET takes it too.
+std::size_t parse_size_option(const std::string& option, const std::string& text) {
+  auto bytes = server::parse_memory_size(text);
+  if (!bytes) {
+    throw CLI::ValidationError(option,
+                               "'" + text + "' is not a byte count (e.g. 1073741824 or 1gb)");
+  }
+  return *bytes;
 }
 
 }  // namespace
@@ -32,9 +76,19 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--bind", options->bind, "Address to listen on")->capture_default_str();
   cmd->add_option("--unixsocket", options->unix_socket, "Also listen on this Unix socket path");
-  cmd->add_option("--unixsocketperm", options->unix_socket_perm,
-                  "Permissions of the Unix socket (octal, e.g. 0700)")
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--unixsocketperm",
+         [options](const std::string& text) { options->unix_socket_perm = parse_octal_mode(text); },
+         "Permissions of the Unix socket, octal (e.g. 700 or 0770)")
+      ->default_str("0700");
+  cmd->add_option_function<std::string>(
+         "--protected-mode",
+         [options](const std::string& text) {
+           options->protected_mode = parse_yes_no("--protected-mode", text);
+         },
+         "yes: without a password, serve only this user (and root) over loopback TCP or the Unix "
+         "socket; no: anyone who can connect")
+      ->default_str("yes");
   cmd->add_option("--threads", options->threads, "I/O threads (0: one per core)")
       ->capture_default_str();
   cmd->add_option("--maxmemory", options->max_memory,
@@ -53,8 +107,39 @@ std::function<int()> add_server_command(CLI::App& app) {
   cmd->add_option("--max-bulk-len", options->max_bulk_len,
                   "Largest single argument in bytes; longer ones are refused unread")
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--max-pending-input",
+         [options](const std::string& text) {
+           options->max_pending_input = parse_size_option("--max-pending-input", text);
+         },
+         "Bytes the arguments being received may hold, all clients together (e.g. 8gb); a bulk "
+         "that does not fit is refused with -OOM (0: a quarter of the physical memory)")
+      ->default_str("0");
+  cmd->add_option_function<std::string>(
+         "--client-query-buffer-limit",
+         [options](const std::string& text) {
+           options->client_query_buffer_limit =
+               parse_size_option("--client-query-buffer-limit", text);
+         },
+         "Most bytes the arguments of one request may hold; a client sending more is "
+         "disconnected")
+      ->default_str("1gb");
+  cmd->add_option_function<std::string>(
+         "--client-output-buffer-limit",
+         [options](const std::string& text) {
+           std::string error;
+           auto limit = server::parse_output_buffer_limit(text, &error);
+           if (!limit) throw CLI::ValidationError("--client-output-buffer-limit", error);
+           options->client_output_hard_limit = limit->hard;
+           options->client_output_soft_limit = limit->soft;
+           options->client_output_soft_seconds = limit->soft_seconds;
+         },
+         "'HARD SOFT SECONDS' (e.g. '256mb 64mb 60'): a client whose unsent replies reach HARD "
+         "bytes, or stay at SOFT bytes or more for SECONDS, is dropped (0: no limit)")
+      ->default_str("0 0 0");
   cmd->add_option("--maxclients", options->max_clients, "Most simultaneous clients")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::numeric_limits<std::size_t>::max()));
   cmd->add_option("--dir", options->dir, "Directory for snapshots (loaded at start-up)")
       ->capture_default_str();
   cmd->add_option("--dbfilename", options->db_filename, "Snapshot file name")
@@ -63,6 +148,10 @@ std::function<int()> add_server_command(CLI::App& app) {
                   "Threads that run models and scripts (separate from I/O threads)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--run-timeout", options->run_timeout_ms,
+                  "Wall-clock limit of one model or script run in milliseconds; a run past it is "
+                  "stopped and its caller gets an error (0: no limit)")
+      ->capture_default_str();
   cmd->add_option("--intra-op-threads", options->intra_op_threads,
                   "Threads inside one model run (0: libtorch's default)")
       ->capture_default_str();
@@ -93,13 +182,35 @@ std::function<int()> add_server_command(CLI::App& app) {
     }
     if (options->bind != "127.0.0.1" && options->bind != "::1" && options->bind != "localhost" &&
         options->password.empty()) {
-      spdlog::warn("listening on {} without a password: anyone who can reach it has full access",
-                   options->bind);
+      if (options->protected_mode) {
+        spdlog::warn(
+            "listening on {} without a password: protected mode refuses every client but this "
+            "user's own on this host; set a password to serve others",
+            options->bind);
+      } else {
+        spdlog::warn(
+            "listening on {} without a password and with --protected-mode no: anyone who can "
+            "reach it has full access",
+            options->bind);
+      }
     }
     server::Server server(*options);
-    server.set_backend(ml::make_torch_backend(
-        {.intra_op_threads = options->intra_op_threads,
-         .inter_op_threads = options->inter_op_threads}));
+    // Models and scripts are loaded and run in worker processes started from this same
+    // executable (`slipstream ml-worker`): one per executor thread plus one for loading.
+    ml::SandboxOptions sandbox;
+    sandbox.worker_command = {"/proc/self/exe", "ml-worker"};
+    if (options->intra_op_threads > 0) {
+      sandbox.worker_command.insert(sandbox.worker_command.end(),
+                                    {"--intra-op-threads",
+                                     std::to_string(options->intra_op_threads)});
+    }
+    if (options->inter_op_threads > 0) {
+      sandbox.worker_command.insert(sandbox.worker_command.end(),
+                                    {"--inter-op-threads",
+                                     std::to_string(options->inter_op_threads)});
+    }
+    sandbox.workers = options->executor_threads + 1;
+    server.set_backend(ml::make_sandboxed_backend(std::move(sandbox)));
     return server.run();
   };
 }

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +46,17 @@ class Buffer {
   static Buffer uninitialized(std::size_t size) {
     Buffer buffer;
     if (size > 0) buffer.data_ = new char[size];
+    buffer.size_ = size;
+    return buffer;
+  }
+  /// As uninitialized(), but returns nothing instead of throwing when the memory cannot be had:
+  /// for sizes a peer declared, which must never end the process.
+  static std::optional<Buffer> try_uninitialized(std::size_t size) noexcept {
+    Buffer buffer;
+    if (size > 0) {
+      buffer.data_ = new (std::nothrow) char[size];
+      if (buffer.data_ == nullptr) return std::nullopt;
+    }
     buffer.size_ = size;
     return buffer;
   }

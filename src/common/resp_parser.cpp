@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 namespace slipstream {
 namespace {
@@ -91,15 +92,39 @@ bool split_inline_args(std::string_view line, std::vector<Buffer>& out) {
   }
 }
 
-RequestParser::Result RequestParser::fatal(std::string message, std::size_t consumed) {
+bool InputBudget::try_reserve(std::size_t bytes) noexcept {
+  if (bytes == 0) return true;
+  const std::size_t limit = capacity();
+  std::size_t current = reserved_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit || current > limit - bytes) return false;
+  } while (!reserved_.compare_exchange_weak(current, current + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+RequestParser::~RequestParser() { release_request(); }
+
+void RequestParser::release_request() noexcept {
+  if (budget_ != nullptr) budget_->release(reserved_);
+  reserved_ = 0;
+  request_bytes_ = 0;
+}
+
+RequestParser::Result RequestParser::fatal(std::string message, std::size_t consumed,
+                                           bool over_limit) {
   error_ = std::move(message);
+  fatal_over_limit_ = over_limit;
   state_ = State::kStart;
   args_.clear();
+  bulk_ = Buffer();
+  deferred_error_.clear();
+  release_request();
   return {Status::kFatal, consumed};
 }
 
 RequestParser::Result RequestParser::finish_request(std::size_t consumed) {
   state_ = State::kStart;
+  release_request();  // the arguments are the caller's now
   if (!deferred_error_.empty()) {
     error_ = std::move(deferred_error_);
     deferred_error_.clear();
@@ -107,6 +132,60 @@ RequestParser::Result RequestParser::finish_request(std::size_t consumed) {
     return {Status::kError, consumed};
   }
   return {Status::kRequest, consumed};
+}
+
+void RequestParser::refuse(std::string error, std::size_t skip) {
+  deferred_error_ = std::move(error);
+  // Nothing of a refused request will be used: free it now rather than when it ends.
+  args_.clear();
+  bulk_ = Buffer();
+  release_request();
+  skip_left_ = skip;
+  state_ = State::kBulkSkip;
+}
+
+std::optional<RequestParser::Result> RequestParser::start_bulk(std::size_t len, std::size_t pos) {
+  // Saturating: a limit near SIZE_MAX must not let the sum wrap around.
+  const std::size_t total = len > SIZE_MAX - request_bytes_ ? SIZE_MAX : request_bytes_ + len;
+  if (total > limits_.max_request_bytes) {
+    return fatal("ERR Protocol error: request of " + std::to_string(total) +
+                     " bytes or more exceeds the client's query buffer limit of " +
+                     std::to_string(limits_.max_request_bytes) +
+                     " bytes (client-query-buffer-limit)",
+                 pos, true);
+  }
+  if (budget_ != nullptr) {
+    const std::size_t free = budget_->free_per_request();
+    const std::size_t needed = total > free ? total - free : 0;
+    const std::size_t capacity = budget_->capacity();
+    if (needed > capacity) {  // would never fit, however long the client waited
+      return fatal("OOM request of " + std::to_string(total) +
+                       " bytes or more exceeds the server's budget of " + std::to_string(capacity) +
+                       " bytes for arguments being received (max-pending-input)",
+                   pos, true);
+    }
+    if (needed > reserved_) {
+      if (!budget_->try_reserve(needed - reserved_)) {
+        refuse("OOM cannot receive a bulk of " + std::to_string(len) +
+                   " bytes now: arguments being received hold " +
+                   std::to_string(budget_->reserved()) + " of the server's " +
+                   std::to_string(capacity) + " bytes (max-pending-input); retry later",
+               len + 2);
+        return std::nullopt;
+      }
+      reserved_ = needed;
+    }
+  }
+  std::optional<Buffer> buffer = Buffer::try_uninitialized(len);
+  if (!buffer) {
+    refuse("OOM out of memory allocating a bulk of " + std::to_string(len) + " bytes", len + 2);
+    return std::nullopt;
+  }
+  bulk_ = std::move(*buffer);
+  bulk_filled_ = 0;
+  request_bytes_ = total;
+  state_ = State::kBulkData;
+  return std::nullopt;
 }
 
 RequestParser::Result RequestParser::parse_inline(std::string_view input) {
@@ -166,9 +245,14 @@ RequestParser::Result RequestParser::parse(std::string_view input) {
           return fatal("ERR Protocol error: expected '\\n' after '\\r'", pos + line_len + 2);
         }
         long long count = 0;
-        if (!parse_length(rest.substr(1, line_len - 1), count) ||
-            count > static_cast<long long>(limits_.max_args)) {
+        if (!parse_length(rest.substr(1, line_len - 1), count)) {
           return fatal("ERR Protocol error: invalid multibulk length", pos + line_len + 2);
+        }
+        if (count > static_cast<long long>(limits_.max_args)) {
+          return fatal(limits_.unauthenticated
+                           ? "ERR Protocol error: unauthenticated multibulk length"
+                           : "ERR Protocol error: invalid multibulk length",
+                       pos + line_len + 2);
         }
         pos += line_len + 2;
         if (count <= 0) continue;  // "*0" and "*-1" are empty requests, ignored as Redis does
@@ -199,22 +283,25 @@ RequestParser::Result RequestParser::parse(std::string_view input) {
           return fatal("ERR Protocol error: invalid bulk length", pos + line_len + 2);
         }
         pos += line_len + 2;
-        auto len = static_cast<std::size_t>(length);
-        if (len > limits_.max_bulk_len) {
-          // Refuse before allocating: discard the payload and its CRLF, report after the request.
-          if (deferred_error_.empty()) {
-            deferred_error_ = "ERR Protocol error: bulk of " + std::to_string(len) +
-                              " bytes exceeds the maximum of " +
-                              std::to_string(limits_.max_bulk_len) +
-                              " bytes (max-bulk-len)";
-          }
+        const auto len = static_cast<std::size_t>(length);
+        if (limits_.unauthenticated && len > limits_.max_bulk_len) {
+          return fatal("ERR Protocol error: unauthenticated bulk length", pos);
+        }
+        if (!deferred_error_.empty()) {
+          // An earlier argument of this request was refused: skip this one unallocated too.
           skip_left_ = len + 2;
           state_ = State::kBulkSkip;
           continue;
         }
-        bulk_ = Buffer::uninitialized(len);
-        bulk_filled_ = 0;
-        state_ = State::kBulkData;
+        if (len > limits_.max_bulk_len) {
+          // Refuse before allocating: discard the payload and its CRLF, report after the request.
+          refuse("ERR Protocol error: bulk of " + std::to_string(len) +
+                     " bytes exceeds the maximum of " + std::to_string(limits_.max_bulk_len) +
+                     " bytes (max-bulk-len)",
+                 len + 2);
+          continue;
+        }
+        if (std::optional<Result> end = start_bulk(len, pos)) return *end;
         continue;
       }
       case State::kBulkData: {
@@ -232,7 +319,7 @@ RequestParser::Result RequestParser::parse(std::string_view input) {
           return fatal("ERR Protocol error: bulk argument not terminated by CRLF", pos);
         }
         pos += 2;
-        if (deferred_error_.empty()) args_.push_back(std::move(bulk_));
+        args_.push_back(std::move(bulk_));
         bulk_ = Buffer();
         if (--expected_args_ == 0) return finish_request(pos);
         state_ = State::kBulkHeader;

@@ -20,12 +20,29 @@ struct ServerOptions {
   /// copies); 0 disables it.
   std::size_t shm_size = 4ull << 30;
   std::string password;               ///< empty = no AUTH required
+  /// Without a password, serve only the server's own user (and root), over loopback TCP or the
+  /// Unix socket; others get -DENIED. See docs/security.md.
+  bool protected_mode = true;
   std::size_t max_bulk_len = 512ull << 20;
+  /// Bytes the arguments of requests being received may hold, all clients together; a bulk that
+  /// does not fit is refused with -OOM (0: a quarter of the physical memory).
+  std::size_t max_pending_input = 0;
+  /// Most bytes the arguments of one request may hold (Redis's client-query-buffer-limit).
+  std::size_t client_query_buffer_limit = 1ull << 30;
+  /// client-output-buffer-limit for normal clients: replies waiting for a client may reach
+  /// `hard` bytes, or stay at `soft` bytes or more for `soft_seconds`, before it is dropped (0:
+  /// no limit; back-pressure already bounds what a pipelining client makes the server hold).
+  std::size_t client_output_hard_limit = 0;
+  std::size_t client_output_soft_limit = 0;
+  std::uint64_t client_output_soft_seconds = 0;
   std::size_t max_clients = 10000;
   std::string dir = ".";              ///< where snapshots are written and loaded
   std::string db_filename = "dump.slip";
   std::string log_level = "info";
   unsigned executor_threads = 2;      ///< threads running models and scripts (not I/O)
+  /// Wall-clock limit of one model or script run, in milliseconds (0: none). A run past it is
+  /// stopped (its worker process is killed) and the caller gets an error.
+  std::uint64_t run_timeout_ms = 60000;
   int intra_op_threads = 0;           ///< threads inside one model run (0: backend default)
   int inter_op_threads = 0;           ///< backend inter-op pool (0: backend default)
   std::string cluster_nodes;          ///< "host:port,..." of every shard; empty: not clustered

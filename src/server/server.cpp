@@ -1,6 +1,7 @@
 // Server start-up, listeners, I/O threads, shutdown and persistence; see server.hpp.
 #include "server/server.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "server/net/connection.hpp"
+#include "server/net/peer_check.hpp"
 #include "server/persist/snapshot.hpp"
 
 namespace slipstream::server {
@@ -30,6 +32,77 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
   return endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 }
 
+// Throws unless `dir` is an existing, writable directory and `db_filename` a plain name in it.
+// A server started on a mistyped --dir would otherwise serve for hours and then fail its first
+// save, at SIGTERM, when nobody is watching.
+void check_snapshot_location(const std::string& dir, const std::string& db_filename) {
+  if (db_filename.empty() || db_filename == "." || db_filename == ".." ||
+      db_filename.find('/') != std::string::npos) {
+    throw std::runtime_error("--dbfilename '" + db_filename +
+                             "' must be a file name, not a path (--dir sets the directory)");
+  }
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(status)) {
+    throw std::runtime_error("--dir '" + dir +
+                             "' does not exist: snapshots are written there; create it first "
+                             "(mkdir -m 700) or name an existing directory");
+  }
+  if (!std::filesystem::is_directory(status)) {
+    throw std::runtime_error("--dir '" + dir + "' is not a directory");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw std::runtime_error("--dir '" + dir + "' is not writable by this user: " +
+                             std::generic_category().message(errno));
+  }
+}
+
+// --bind takes an address or a host name ("localhost"). A name is resolved and its first IPv4
+// address preferred: clients and examples say 127.0.0.1, and the server has one TCP listener.
+asio::ip::address resolve_bind_address(asio::io_context& context, const std::string& bind) {
+  asio::error_code ec;
+  asio::ip::address address = asio::ip::make_address(bind, ec);
+  if (!ec) return address;
+  asio::ip::tcp::resolver resolver(context);
+  auto results = resolver.resolve(bind, "0", ec);
+  if (ec || results.empty()) {
+    throw std::runtime_error("invalid --bind address '" + bind +
+                             "': " + (ec ? ec.message() : std::string("the name has no address")));
+  }
+  address = results.begin()->endpoint().address();
+  for (const auto& result : results) {
+    if (result.endpoint().address().is_v4()) return result.endpoint().address();
+  }
+  return address;
+}
+
+// Protected-mode refusals are logged at most once a second, the ones in between counted in the
+// next line: another local user could otherwise fill the disk with log lines. Not thread-safe.
+struct RefusalLog {
+  std::chrono::steady_clock::time_point last;
+  std::uint64_t unlogged = 0;
+};
+
+// Protected mode's check of a new connection (see net/peer_check.hpp): once per connection, one
+// netlink round trip for loopback TCP, one getsockopt for the Unix socket. Logs refusals.
+bool admitted_by_protected_mode(Connection::Socket& socket, RefusalLog& log) {
+  const PeerIdentity peer = identify_peer(socket.native_handle());
+  const std::optional<std::string> refusal = protected_mode_refusal(peer, ::geteuid());
+  if (!refusal) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - log.last < std::chrono::seconds(1)) {
+    ++log.unlogged;
+    return false;
+  }
+  spdlog::warn(
+      "protected mode (no password set): refused the connection from {} (uid {}): {}{}",
+      peer.address, peer.uid ? std::to_string(*peer.uid) : std::string("unknown"), *refusal,
+      log.unlogged ? fmt::format("; {} more refused since the last report", log.unlogged) : "");
+  log.last = now;
+  log.unlogged = 0;
+  return false;
+}
+
 }  // namespace
 
 struct Server::Network {
@@ -40,6 +113,7 @@ struct Server::Network {
   std::optional<asio::signal_set> signals;
   std::size_t next_context = 0;
   std::atomic<bool> stopping{false};
+  RefusalLog refusals;  // used by the acceptors, which all run on contexts[0]
 
   asio::io_context& pick() { return *contexts[next_context++ % contexts.size()]; }
 };
@@ -47,16 +121,21 @@ struct Server::Network {
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
       shared_memory_(options_.shm_size),
+      client_limits_(options_.client_query_buffer_limit,
+                     {options_.client_output_hard_limit, options_.client_output_soft_limit,
+                      options_.client_output_soft_seconds},
+                     options_.max_pending_input),
       password_(options_.password),
-      dir_(options_.dir),
       log_level_(options_.log_level),
       max_bulk_len_(options_.max_bulk_len),
       max_clients_(options_.max_clients),
+      protected_mode_(options_.protected_mode),
       start_time_(std::chrono::steady_clock::now()),
       run_id_(random_run_id()) {
   io_threads_ = options_.threads != 0 ? options_.threads
                                       : std::max(1u, std::thread::hardware_concurrency());
-  executor_ = std::make_unique<ml::Executor>(options_.executor_threads);
+  executor_ = std::make_unique<ml::Executor>(
+      options_.executor_threads, std::chrono::milliseconds(options_.run_timeout_ms));
   loader_ = std::make_unique<ml::Executor>(1);
   if (!options_.cluster_nodes.empty()) {
     cluster_ = std::make_unique<const Cluster>(options_.cluster_nodes, options_.cluster_node_index,
@@ -66,7 +145,9 @@ Server::Server(ServerOptions options)
   keyspace_.set_write_listener([this](std::string_view key) { waits_.notify(key); });
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  if (backend_) backend_->shutdown();
+}
 
 std::string Server::password() const {
   std::lock_guard lock(settings_mutex_);
@@ -75,14 +156,6 @@ std::string Server::password() const {
 void Server::set_password(std::string password) {
   std::lock_guard lock(settings_mutex_);
   password_ = std::move(password);
-}
-std::string Server::dir() const {
-  std::lock_guard lock(settings_mutex_);
-  return dir_;
-}
-void Server::set_dir(std::string dir) {
-  std::lock_guard lock(settings_mutex_);
-  dir_ = std::move(dir);
 }
 std::string Server::log_level() const {
   std::lock_guard lock(settings_mutex_);
@@ -203,7 +276,12 @@ void Server::compile_loaded_models() {
 
 int Server::run() {
   // 1. Data first: refuse to serve from a corrupt snapshot rather than silently start empty.
+  check_snapshot_location(dir(), options_.db_filename);
   std::filesystem::path snapshot = std::filesystem::path(dir()) / options_.db_filename;
+  if (std::size_t removed = remove_stale_temp_files(snapshot)) {
+    spdlog::info("removed {} temporary files left by interrupted saves of {}", removed,
+                 snapshot.string());
+  }
   if (std::filesystem::exists(snapshot)) {
     auto begin = std::chrono::steady_clock::now();
     SnapshotStats stats = load_snapshot(keyspace_, snapshot);  // throws SnapshotError
@@ -225,8 +303,7 @@ int Server::run() {
   asio::io_context& main_context = *net.contexts[0];
   if (options_.port != 0 || options_.unix_socket.empty()) {
     asio::error_code ec;
-    auto address = asio::ip::make_address(options_.bind, ec);
-    if (ec) throw std::runtime_error("invalid --bind address '" + options_.bind + "'");
+    const asio::ip::address address = resolve_bind_address(main_context, options_.bind);
     asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
     net.tcp.emplace(main_context);
     net.tcp->open(endpoint.protocol());
@@ -257,14 +334,26 @@ int Server::run() {
       throw std::runtime_error("cannot listen on unix://" + options_.unix_socket + ": " +
                                ec.message());
     }
-    ::chmod(options_.unix_socket.c_str(), options_.unix_socket_perm);
+    // Before listen(): until then nobody can connect, so there is no moment with a wider mode.
+    if (::chmod(options_.unix_socket.c_str(), options_.unix_socket_perm) != 0) {
+      throw std::runtime_error("cannot set the mode of unix://" + options_.unix_socket + ": " +
+                               std::generic_category().message(errno));
+    }
     net.local->listen(asio::socket_base::max_listen_connections);
     spdlog::info("listening on unix://{}", options_.unix_socket);
   }
 
-  auto admit = [this](Connection::Socket socket, std::string peer, std::string local,
-                      bool is_unix) {
+  auto admit = [this, &net](Connection::Socket socket, std::string peer, std::string local,
+                            bool is_unix) {
     stats_.connections_received.fetch_add(1, std::memory_order_relaxed);
+    if (protected_mode() && password().empty() &&
+        !admitted_by_protected_mode(socket, net.refusals)) {
+      stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+      asio::error_code ignored;
+      asio::write(socket, asio::buffer(protected_mode_denied_reply()), ignored);
+      socket.close(ignored);
+      return;
+    }
     if (connected_clients() >= max_clients()) {
       stats_.rejected_connections.fetch_add(1, std::memory_order_relaxed);
       asio::error_code ignored;
@@ -318,7 +407,9 @@ int Server::run() {
     spdlog::info("received signal {}, saving and shutting down", signal);
     std::string error;
     if (!request_shutdown(true, &error)) {
-      spdlog::error("could not save before shutdown ({}); exiting without saving", error);
+      spdlog::error("could not save before shutdown ({}); exiting without saving, status 1",
+                    error);
+      set_exit_code(1);
       request_shutdown(false);
     }
   });
@@ -331,12 +422,15 @@ int Server::run() {
   }
   main_context.run();
   for (auto& thread : threads) thread.join();
+  // Runs still going (a script that never ends) are stopped here, so that the executor threads
+  // can be joined and the process exits within a bounded time.
+  if (backend_) backend_->shutdown();
   if (!options_.unix_socket.empty()) {
     std::error_code ignored;
     std::filesystem::remove(options_.unix_socket, ignored);
   }
   spdlog::info("slipstream stopped");
-  return 0;
+  return exit_code_.load();
 }
 
 }  // namespace slipstream::server

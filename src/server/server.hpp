@@ -17,6 +17,7 @@
 #include "server/cluster/cluster.hpp"
 #include "server/commands/command_table.hpp"
 #include "server/config.hpp"
+#include "server/net/client_limits.hpp"
 #include "server/store/keyspace.hpp"
 #include "server/shm/shm.hpp"
 #include "server/store/waits.hpp"
@@ -44,8 +45,11 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   /// Loads the snapshot (if any), listens, and serves until shutdown. Returns the process exit
-  /// code. Throws std::runtime_error when start-up fails (corrupt snapshot, port in use, ...).
+  /// code: 0, or 1 when a save requested for the shutdown failed (see set_exit_code). Throws
+  /// std::runtime_error when start-up fails (missing --dir, corrupt snapshot, port in use, ...).
   int run();
+  /// Makes run() return `code`: a shutdown went ahead although its requested save failed.
+  void set_exit_code(int code) noexcept { exit_code_.store(code); }
   /// Thread-safe. Stops serving; with `save`, writes a snapshot first. Returns false (and does
   /// not stop) if the requested save failed, with the reason in `error`.
   bool request_shutdown(bool save, std::string* error = nullptr);
@@ -69,6 +73,8 @@ class Server {
   const Cluster* cluster() const noexcept { return cluster_.get(); }
   Stats& stats() noexcept { return stats_; }
   SharedMemory& shared_memory() noexcept { return shared_memory_; }
+  /// Per-client memory limits and the budget for arguments being received (CONFIG SET-able).
+  ClientLimits& client_limits() noexcept { return client_limits_; }
 
   // ---- Settings (CONFIG GET/SET). Thread-safe.
   std::string password() const;
@@ -77,8 +83,12 @@ class Server {
   void set_max_bulk_len(std::size_t bytes) noexcept { max_bulk_len_.store(bytes); }
   std::size_t max_clients() const noexcept { return max_clients_.load(); }
   void set_max_clients(std::size_t n) noexcept { max_clients_.store(n); }
-  std::string dir() const;
-  void set_dir(std::string dir);
+  /// The snapshot directory: fixed at start-up (CONFIG SET dir is refused, as in Redis 7, so a
+  /// client cannot make SAVE write somewhere else).
+  std::string dir() const { return options_.dir; }
+  /// Protected mode (see ServerOptions::protected_mode); checked once per accepted connection.
+  bool protected_mode() const noexcept { return protected_mode_.load(); }
+  void set_protected_mode(bool on) noexcept { protected_mode_.store(on); }
   std::string log_level() const;
   /// Returns false for an unknown level name.
   bool set_log_level(const std::string& level);
@@ -115,6 +125,7 @@ class Server {
   void compile_loaded_models();
 
   SharedMemory shared_memory_;
+  ClientLimits client_limits_;
   Keyspace keyspace_;
   WaitRegistry waits_;
   CommandTable commands_;
@@ -124,15 +135,18 @@ class Server {
 
   mutable std::mutex settings_mutex_;
   std::string password_;   // guarded by settings_mutex_
-  std::string dir_;        // guarded by settings_mutex_
   std::string log_level_;  // guarded by settings_mutex_
   std::atomic<std::size_t> max_bulk_len_;
   std::atomic<std::size_t> max_clients_;
+  std::atomic<bool> protected_mode_;
 
   std::mutex save_mutex_;  // one snapshot at a time
   std::atomic<std::time_t> last_save_time_{0};
   std::atomic<bool> last_save_ok_{true};
   std::atomic<std::uint64_t> dirty_{0};
+  // run()'s exit code: 1 once a save requested for shutdown (SIGTERM, SHUTDOWN FORCE) failed, so
+  // a supervisor or job script sees that the data was not saved.
+  std::atomic<int> exit_code_{0};
 
   mutable std::mutex clients_mutex_;
   std::map<std::uint64_t, std::weak_ptr<Session>> clients_;  // guarded by clients_mutex_

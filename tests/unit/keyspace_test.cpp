@@ -9,6 +9,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -179,6 +181,112 @@ TEST(Keyspace, OverLimit) {
   EXPECT_TRUE(keyspace.over_limit(10000 - used + 1));
   keyspace.set_max_memory(0);
   EXPECT_FALSE(keyspace.over_limit(std::size_t{1} << 40));
+}
+
+// BUG (issue 8.9): shared-memory loans were not counted, so loans granted one after another went
+// past the limit. A reservation counts in used_memory() and against the limit until released.
+TEST(Keyspace, ReservationsCountAgainstTheLimitUntilReleased) {
+  Keyspace keyspace;
+  keyspace.set_max_memory(10000);
+  std::optional<MemoryReservation> first = keyspace.reserve(6000);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(keyspace.reserved_memory(), 6000u);
+  EXPECT_EQ(keyspace.used_memory(), 6000u);
+  EXPECT_EQ(keyspace.stored_memory(), 0u);
+  EXPECT_FALSE(keyspace.reserve(4001));
+  EXPECT_TRUE(keyspace.over_limit(4001));
+  EXPECT_FALSE(keyspace.over_limit(4000));
+  std::optional<MemoryReservation> second = keyspace.reserve(4000);  // exactly to the limit
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(keyspace.reserve(1));
+  // Moving keeps one count; releasing gives it back once.
+  MemoryReservation moved = std::move(*second);
+  EXPECT_EQ(second->bytes(), 0u);
+  EXPECT_EQ(keyspace.used_memory(), 10000u);
+  moved.release();
+  moved.release();
+  EXPECT_EQ(keyspace.used_memory(), 6000u);
+  // Stored values and reservations share the limit.
+  keyspace.set("k", string_value(std::string(3000, 'x')));
+  EXPECT_EQ(keyspace.used_memory(), keyspace.stored_memory() + 6000u);
+  EXPECT_FALSE(keyspace.reserve(2000));
+  first.reset();
+  EXPECT_EQ(keyspace.reserved_memory(), 0u);
+  EXPECT_TRUE(keyspace.reserve(2000));  // destroyed at once: nothing left behind
+  EXPECT_EQ(keyspace.reserved_memory(), 0u);
+  keyspace.set_max_memory(0);
+  std::optional<MemoryReservation> unlimited = keyspace.reserve(std::size_t{1} << 40);
+  EXPECT_TRUE(unlimited);
+}
+
+TEST(Keyspace, ReservationMayOutliveTheKeyspace) {
+  std::optional<MemoryReservation> held;
+  {
+    Keyspace keyspace;
+    held = keyspace.reserve(100);
+  }
+  held.reset();  // a connection closed after the server's keyspace: no use after free
+}
+
+// BUG (issue 8.9): COPY was not checked against the limit (75.5 MB stored against 64 MB).
+TEST(Keyspace, CopyOverTheLimitIsRefused) {
+  Keyspace keyspace;
+  keyspace.set_max_memory(10000);
+  keyspace.set("s", string_value(std::string(6000, 's')));
+  const std::size_t used = keyspace.used_memory();
+  EXPECT_EQ(keyspace.copy("s", "c", false), Keyspace::MoveResult::kOverLimit);
+  EXPECT_EQ(keyspace.copy("s", "c", true), Keyspace::MoveResult::kOverLimit);
+  EXPECT_FALSE(keyspace.exists("c"));
+  EXPECT_EQ(keyspace.used_memory(), used);
+  keyspace.set("small", string_value("v"));
+  EXPECT_EQ(keyspace.copy("small", "c", false), Keyspace::MoveResult::kOk);
+  keyspace.set_max_memory(0);
+  EXPECT_EQ(keyspace.copy("s", "c2", false), Keyspace::MoveResult::kOk);
+}
+
+// BUG (issue 8.11): fields were found by a linear search, so building a hash of n fields was
+// O(n^2) (100k fields: 18 s). Checks the indexed hash keeps Redis's behaviour: insertion order,
+// updates in place, erasing from the middle, and copies that do not share the index.
+TEST(Hash, ManyFieldsKeepInsertionOrderThroughUpdatesAndErases) {
+  constexpr int kFields = 20000;
+  Hash hash;
+  for (int i = 0; i < kFields; ++i) EXPECT_TRUE(hash.set(numbered("f", i), numbered("v", i)));
+  EXPECT_EQ(hash.size(), static_cast<std::size_t>(kFields));
+  const std::size_t full = hash.bytes();
+  EXPECT_FALSE(hash.set("f7", "updated"));
+  EXPECT_EQ(*hash.find("f7"), "updated");
+  EXPECT_EQ(hash.bytes(), full + 5);  // "updated" replaces "v7"
+  for (int i = 0; i < kFields; i += 2) EXPECT_TRUE(hash.erase(numbered("f", i)));
+  EXPECT_FALSE(hash.erase("f0"));
+  EXPECT_EQ(hash.find("f0"), nullptr);
+  EXPECT_EQ(hash.size(), static_cast<std::size_t>(kFields / 2));
+  int expected = 1;
+  for (const auto& [field, value] : hash.entries()) {
+    ASSERT_EQ(field, numbered("f", expected));
+    ASSERT_EQ(value, expected == 7 ? "updated" : numbered("v", expected));
+    expected += 2;
+  }
+  EXPECT_TRUE(hash.set("f0", "again"));  // a re-added field goes to the end
+  EXPECT_EQ(hash.entries().back().first, "f0");
+
+  // A copy has its own index over its own entries.
+  auto copy = std::make_unique<Hash>(hash);
+  Hash original = std::move(hash);
+  EXPECT_TRUE(copy->set("only-in-copy", "x"));
+  EXPECT_TRUE(copy->erase("f1"));
+  EXPECT_EQ(original.find("only-in-copy"), nullptr);
+  ASSERT_NE(original.find("f1"), nullptr);
+  Hash assigned;
+  assigned = *copy;
+  copy.reset();
+  EXPECT_EQ(*assigned.find("only-in-copy"), "x");
+  EXPECT_EQ(assigned.find("f1"), nullptr);
+  EXPECT_EQ(*assigned.find("f19999"), "v19999");
+
+  for (int i = 1; i < kFields; i += 2) EXPECT_TRUE(original.erase(numbered("f", i)));
+  EXPECT_TRUE(original.erase("f0"));
+  EXPECT_EQ(original.size(), 0u);
+  EXPECT_EQ(original.bytes(), 0u);
 }
 
 TEST(Keyspace, CopyOnWriteKeepsReadersHashUnchanged) {

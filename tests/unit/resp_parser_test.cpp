@@ -49,8 +49,8 @@ void PrintTo(const Event& event, std::ostream* os) { *os << to_string(event); }
 // together with the next piece. With `direct`, bulk payloads are written through pending_bulk().
 class Driver {
  public:
-  explicit Driver(RequestLimits limits = {}, bool direct = false)
-      : parser_(limits), direct_(direct) {}
+  explicit Driver(RequestLimits limits = {}, bool direct = false, InputBudget* budget = nullptr)
+      : parser_(limits, budget), direct_(direct) {}
 
   // Feeds one piece and returns every event it completes. Stops at kFatal.
   std::vector<Event> feed(std::string_view piece) {
@@ -110,14 +110,16 @@ class Driver {
   std::string buffered_;
 };
 
-std::vector<Event> parse_whole(std::string_view input, RequestLimits limits = {}) {
-  Driver driver(limits);
+std::vector<Event> parse_whole(std::string_view input, RequestLimits limits = {},
+                               InputBudget* budget = nullptr) {
+  Driver driver(limits, false, budget);
   return driver.feed(input);
 }
 
 std::vector<Event> parse_pieces(const std::vector<std::string_view>& pieces,
-                                RequestLimits limits = {}, bool direct = false) {
-  Driver driver(limits, direct);
+                                RequestLimits limits = {}, bool direct = false,
+                                InputBudget* budget = nullptr) {
+  Driver driver(limits, direct, budget);
   std::vector<Event> events;
   for (auto piece : pieces) {
     auto more = driver.feed(piece);
@@ -127,10 +129,10 @@ std::vector<Event> parse_pieces(const std::vector<std::string_view>& pieces,
 }
 
 std::vector<Event> parse_byte_by_byte(std::string_view input, RequestLimits limits = {},
-                                      bool direct = false) {
+                                      bool direct = false, InputBudget* budget = nullptr) {
   std::vector<std::string_view> pieces;
   for (std::size_t i = 0; i < input.size(); ++i) pieces.push_back(input.substr(i, 1));
-  return parse_pieces(pieces, limits, direct);
+  return parse_pieces(pieces, limits, direct, budget);
 }
 
 Event request(Args args) { return {Status::kRequest, std::move(args), {}}; }
@@ -145,18 +147,22 @@ std::string multibulk(const Args& args) {
   return out;
 }
 
-// Asserts that whole, byte-by-byte, every two-piece split and direct reads all agree.
+// Asserts that whole, byte-by-byte, every two-piece split and direct reads all agree. With a
+// budget, each parse must give back everything it reserved.
 void expect_split_invariant(std::string_view input, const std::vector<Event>& expected,
-                            RequestLimits limits = {}) {
-  EXPECT_EQ(parse_whole(input, limits), expected) << "whole";
-  EXPECT_EQ(parse_byte_by_byte(input, limits), expected) << "byte by byte";
-  EXPECT_EQ(parse_byte_by_byte(input, limits, /*direct=*/true), expected) << "byte by byte, direct";
+                            RequestLimits limits = {}, InputBudget* budget = nullptr) {
+  const std::size_t reserved = budget ? budget->reserved() : 0;
+  EXPECT_EQ(parse_whole(input, limits, budget), expected) << "whole";
+  EXPECT_EQ(parse_byte_by_byte(input, limits, false, budget), expected) << "byte by byte";
+  EXPECT_EQ(parse_byte_by_byte(input, limits, /*direct=*/true, budget), expected)
+      << "byte by byte, direct";
   for (std::size_t split = 0; split <= input.size(); ++split) {
     std::vector<std::string_view> pieces{input.substr(0, split), input.substr(split)};
-    EXPECT_EQ(parse_pieces(pieces, limits), expected) << "split at " << split;
-    EXPECT_EQ(parse_pieces(pieces, limits, /*direct=*/true), expected)
+    EXPECT_EQ(parse_pieces(pieces, limits, false, budget), expected) << "split at " << split;
+    EXPECT_EQ(parse_pieces(pieces, limits, /*direct=*/true, budget), expected)
         << "direct, split at " << split;
   }
+  if (budget) EXPECT_EQ(budget->reserved(), reserved) << "a parse kept part of the budget";
 }
 
 TEST(RespParser, ParsesMultibulk) {
@@ -436,6 +442,130 @@ TEST(RespParser, ParsesCleanlyAfterAnErrorAndAfterRecovery) {
   EXPECT_EQ(events[2], request({"C", "d"}));
   EXPECT_EQ(events[3], request({"E", "f"}));
 }
+
+// ---- Limits before AUTH, the per-request limit, the shared budget, failed allocations.
+
+TEST(RespParser, BeforeAuthCountsOverTenAndBulksOver16KiBAreFatal) {
+  const RequestLimits limits = RequestLimits::before_auth();
+  Args ten(10, "x");
+  expect_split_invariant(multibulk(ten), {request(ten)}, limits);
+  std::string largest(16384, 'p');
+  expect_split_invariant(multibulk({"AUTH", largest}), {request({"AUTH", largest})}, limits);
+
+  struct Case {
+    std::string input;
+    std::string header;  // fatal from the header alone: nothing after it needs to arrive
+    std::string message;
+  };
+  const Case cases[] = {
+      {multibulk(Args(11, "x")), "*11\r\n", "ERR Protocol error: unauthenticated multibulk length"},
+      {multibulk({"AUTH", std::string(16385, 'p')}), "*2\r\n$4\r\nAUTH\r\n$16385\r\n",
+       "ERR Protocol error: unauthenticated bulk length"},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& fed : {c.input, c.header}) {
+      auto events = parse_byte_by_byte(fed, limits, /*direct=*/true);
+      ASSERT_EQ(events.size(), 1u);
+      EXPECT_EQ(events[0], (Event{Status::kFatal, {}, c.message}));
+    }
+  }
+}
+
+TEST(RespParser, RequestOverMaxRequestBytesIsFatal) {
+  RequestLimits limits;
+  limits.max_request_bytes = 100;
+  expect_split_invariant(multibulk({std::string(50, 'a'), std::string(50, 'b')}),
+                         {request({std::string(50, 'a'), std::string(50, 'b')})}, limits);
+  RequestParser parser(limits);
+  auto result = parser.parse("*2\r\n$50\r\n" + std::string(50, 'a') + "\r\n$51\r\n");
+  EXPECT_EQ(result.status, Status::kFatal);
+  EXPECT_EQ(parser.error(),
+            "ERR Protocol error: request of 101 bytes or more exceeds the client's query buffer "
+            "limit of 100 bytes (client-query-buffer-limit)");
+  EXPECT_TRUE(parser.fatal_over_limit());
+}
+
+TEST(RespParser, BulkTheBudgetCannotCoverNowIsRefusedWithOomAndResyncs) {
+  InputBudget budget(100, /*free_per_request=*/16);
+  ASSERT_TRUE(budget.try_reserve(50));  // held by other connections
+  // 70 bytes need 54 reserved beyond the free 16: 50 + 54 > 100.
+  std::string input = multibulk({"SET", "k", std::string(70, 'v')}) + multibulk({"PING"});
+  const std::string message =
+      "OOM cannot receive a bulk of 70 bytes now: arguments being received hold 50 of the "
+      "server's 100 bytes (max-pending-input); retry later";
+  expect_split_invariant(input, {{Status::kError, {}, message}, request({"PING"})}, {}, &budget);
+  // Once the others let go, the same request is received.
+  budget.release(50);
+  expect_split_invariant(input, {request({"SET", "k", std::string(70, 'v')}), request({"PING"})},
+                         {}, &budget);
+  EXPECT_EQ(budget.reserved(), 0u);
+}
+
+TEST(RespParser, RequestLargerThanTheWholeBudgetIsFatal) {
+  InputBudget budget(100, /*free_per_request=*/16);
+  RequestParser parser({}, &budget);
+  // 60 + 60 bytes need 104 reserved: more than the capacity, so it could never be received.
+  auto result = parser.parse("*2\r\n$60\r\n" + std::string(60, 'a') + "\r\n$60\r\n");
+  EXPECT_EQ(result.status, Status::kFatal);
+  EXPECT_EQ(parser.error(),
+            "OOM request of 120 bytes or more exceeds the server's budget of 100 bytes for "
+            "arguments being received (max-pending-input)");
+  EXPECT_TRUE(parser.fatal_over_limit());
+  EXPECT_EQ(budget.reserved(), 0u);
+}
+
+TEST(RespParser, ReservationLastsUntilTheRequestIsHandedOverOrTheParserGoes) {
+  InputBudget budget(1000, /*free_per_request=*/0);
+  {
+    RequestParser parser({}, &budget);
+    EXPECT_EQ(parser.parse("*2\r\n$100\r\n").status, Status::kNeedMore);
+    EXPECT_EQ(budget.reserved(), 100u);
+    EXPECT_EQ(parser.request_bytes(), 100u);
+    EXPECT_EQ(parser.pending_bulk().size(), 100u);
+    EXPECT_EQ(parser.parse(std::string(100, 'a') + "\r\n$200\r\n").status, Status::kNeedMore);
+    EXPECT_EQ(budget.reserved(), 300u);  // the arguments received so far count too
+    EXPECT_EQ(parser.parse(std::string(200, 'b') + "\r\n").status, Status::kRequest);
+    EXPECT_EQ(budget.reserved(), 0u);  // the arguments are the caller's now
+    EXPECT_EQ(parser.request_bytes(), 0u);
+    parser.args().clear();
+    EXPECT_EQ(parser.parse("*1\r\n$400\r\n").status, Status::kNeedMore);
+    EXPECT_EQ(budget.reserved(), 400u);
+  }
+  EXPECT_EQ(budget.reserved(), 0u);  // a connection that closes mid-request gives it back
+  // So does a request that turns fatal.
+  RequestParser parser({}, &budget);
+  EXPECT_EQ(parser.parse("*2\r\n$100\r\n" + std::string(100, 'a') + "\r\n:").status,
+            Status::kFatal);
+  EXPECT_EQ(budget.reserved(), 0u);
+}
+
+TEST(RespParser, BudgetCapacityCanShrinkWithoutRevokingReservations) {
+  InputBudget budget(1000, 0);
+  ASSERT_TRUE(budget.try_reserve(600));
+  budget.set_capacity(500);
+  EXPECT_FALSE(budget.try_reserve(1));
+  budget.release(600);
+  EXPECT_TRUE(budget.try_reserve(500));
+  EXPECT_FALSE(budget.try_reserve(1));
+  EXPECT_FALSE(budget.try_reserve(SIZE_MAX));  // no overflow on the way
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// (Sanitizer allocators report impossible sizes instead of failing them.)
+TEST(RespParser, BulkThatCannotBeAllocatedIsRefusedNotThrown) {
+  RequestLimits limits;
+  limits.max_bulk_len = SIZE_MAX;
+  limits.max_request_bytes = SIZE_MAX;
+  RequestParser parser(limits);
+  std::string header = "*2\r\n$4611686018427387904\r\n";  // 4 EiB
+  auto result = parser.parse(header);
+  EXPECT_EQ(result.status, Status::kNeedMore);
+  EXPECT_EQ(result.consumed, header.size());
+  EXPECT_TRUE(parser.pending_bulk().empty());  // refused: its bytes will be skipped
+  EXPECT_EQ(parser.request_bytes(), 0u);
+  EXPECT_FALSE(parser.idle());
+}
+#endif
 
 TEST(SplitInlineArgs, ReportsUnbalancedQuotes) {
   std::vector<Buffer> out;

@@ -3,6 +3,8 @@
 #include "server/persist/snapshot.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -386,6 +388,36 @@ TEST_F(SnapshotTest, ErrorsNameThePathAndTheOsError) {
         << message;
     EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
   }
+}
+
+TEST_F(SnapshotTest, SnapshotIsOwnerOnlyWhateverTheUmask) {
+  // With umask 0 the file keeps the mode its temporary file was created with (rename keeps it):
+  // the keyspace must never be readable by other users, even for a moment.
+  const mode_t saved_umask = ::umask(0);
+  Keyspace keyspace;
+  keyspace.set("secret", string_value("v"));
+  save_snapshot(keyspace, path_);
+  ::umask(saved_umask);
+  EXPECT_EQ(fs::status(path_).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(SnapshotTest, RemoveStaleTempFilesKeepsLiveWritersAndOtherFiles) {
+  const pid_t gone = ::fork();  // a pid no process holds any more
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string stem = path_.string() + ".tmp-";
+  const fs::path dead = stem + std::to_string(gone) + "-7";
+  const fs::path ours = stem + std::to_string(::getpid()) + "-0";   // a previous life's pid
+  const fs::path live = stem + std::to_string(::getppid()) + "-0";  // a running process
+  const std::vector<fs::path> kept = {
+      live, stem + "12-x", stem + "abc-1", stem, dir_ / "other.snap.tmp-1-1", path_};
+  for (const fs::path& file : {dead, ours}) write_bytes(file, "partial");
+  for (const fs::path& file : kept) write_bytes(file, "keep");
+  EXPECT_EQ(remove_stale_temp_files(path_), 2u);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(ours));
+  for (const fs::path& file : kept) EXPECT_TRUE(fs::exists(file)) << file;
+  EXPECT_EQ(remove_stale_temp_files(dir_ / "missing-dir" / "dump.snap"), 0u);
 }
 
 }  // namespace

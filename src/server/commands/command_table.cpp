@@ -3,15 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include "common/ascii.hpp"
 
 namespace slipstream::server {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view text) { return ascii_lower(text); }
 
 }  // namespace
 

@@ -25,7 +25,9 @@ Outcome hset_impl(CommandContext& c, bool reply_ok) {
                   (reply_ok ? "hmset" : "hset") + "' command");
     return Outcome::kDone;
   }
-  std::size_t incoming = 0;
+  // What the write can add, counted as if every field were new (as SET counts its whole value
+  // even when it replaces one), so one large HSET cannot carry the keyspace far past the limit.
+  std::size_t incoming = (c.argc() - 2) / 2 * Hash::kFieldOverhead;
   for (std::size_t i = 2; i < c.argc(); ++i) incoming += c.args[i].size();
   if (c.server.keyspace().over_limit(incoming)) {
     c.reply.error(kOomError);

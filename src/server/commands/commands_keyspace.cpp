@@ -34,6 +34,7 @@ Outcome rename_impl(CommandContext& c, bool replace) {
   switch (result) {
     case Keyspace::MoveResult::kNoSuchKey: c.reply.error("ERR no such key"); break;
     case Keyspace::MoveResult::kTargetExists: c.reply.integer(0); break;
+    case Keyspace::MoveResult::kOverLimit: c.reply.error(kOomError); break;  // not from rename
     case Keyspace::MoveResult::kOk:
       c.server.mark_dirty();
       if (replace) {
@@ -74,6 +75,10 @@ Outcome copy(CommandContext& c) {
     return Outcome::kDone;
   }
   auto result = c.server.keyspace().copy(c.arg(1), c.arg(2), replace);
+  if (result == Keyspace::MoveResult::kOverLimit) {
+    c.reply.error(kOomError);
+    return Outcome::kDone;
+  }
   if (result == Keyspace::MoveResult::kOk) c.server.mark_dirty();
   c.reply.integer(result == Keyspace::MoveResult::kOk ? 1 : 0);
   return Outcome::kDone;

@@ -18,7 +18,9 @@ bool read_list(CommandContext& c, ValuePtr& out) {
 }
 
 Outcome push(CommandContext& c, bool front) {
-  std::size_t incoming = 0;
+  // Items cost more than their bytes: counting that up front keeps one push of a million tiny
+  // items from carrying the keyspace far past the limit.
+  std::size_t incoming = (c.argc() - 2) * List::kItemOverhead;
   for (std::size_t i = 2; i < c.argc(); ++i) incoming += c.args[i].size();
   if (c.server.keyspace().over_limit(incoming)) {
     c.reply.error(kOomError);

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "common/glob.hpp"
 #include "server/commands/command_util.hpp"
@@ -71,18 +72,30 @@ void info_server(Server& s, std::string& out) {
 void info_clients(Server& s, std::string& out) {
   out += fmt::format("connected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
                      s.connected_clients(), s.max_clients(), s.blocked_clients());
+  // The largest input (unparsed bytes and the request being received) and output (replies
+  // waiting) of any client in the last 8 seconds, and the budget for arguments being received.
+  const ClientLimits& limits = s.client_limits();
+  out += fmt::format(
+      "client_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\n"
+      "pending_input_reserved:{}\r\npending_input_capacity:{}\r\n",
+      limits.input_peak().get(), limits.output_peak().get(), limits.input_budget().reserved(),
+      limits.input_budget().capacity());
 }
 
 void info_memory(Server& s, std::string& out) {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
+  // used_memory is what --maxmemory limits: stored values plus shared-memory loans not yet
+  // committed (shown again on their own).
   std::size_t used = s.keyspace().used_memory();
+  std::size_t loans = s.keyspace().reserved_memory();
   std::size_t max = s.keyspace().max_memory();
   std::size_t rss = static_cast<std::size_t>(usage.ru_maxrss) * 1024;
   out += fmt::format(
-      "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak_rss:{}\r\nmaxmemory:{}\r\n"
-      "maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
-      used, human_bytes(used), rss, max, human_bytes(max));
+      "used_memory:{}\r\nused_memory_human:{}\r\nused_memory_shm_loans:{}\r\n"
+      "used_memory_peak_rss:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\n"
+      "maxmemory_policy:noeviction\r\n",
+      used, human_bytes(used), loans, rss, max, human_bytes(max));
   // The shared-memory fast path: its pool (--shm-size), what it holds, and who holds it.
   const SharedMemory& shm = s.shared_memory();
   const ShmCounters& counters = *shm.counters();
@@ -120,6 +133,11 @@ void info_stats(Server& s, std::string& out) {
       "shm_commits:{}\r\nshm_views:{}\r\nshm_view_copies:{}\r\nshm_refusals:{}\r\n",
       shm.total_commits.load(), shm.total_views.load(), shm.total_view_copies.load(),
       shm.total_refusals.load());
+  const ClientLimits& limits = s.client_limits();
+  out += fmt::format(
+      "client_query_buffer_limit_disconnections:{}\r\n"
+      "client_output_buffer_limit_disconnections:{}\r\n",
+      limits.query_buffer_disconnections.load(), limits.output_buffer_disconnections.load());
 }
 
 void info_cpu(Server&, std::string& out) {
@@ -213,6 +231,9 @@ struct ConfigParam {
   std::function<std::string(Server&)> get;
   // Returns an empty string on success, else the reason the value is invalid.
   std::function<std::string(Server&, std::string_view)> set;  // null = read-only
+  // Redis 7's protected configs: settable only at start-up. A client that could move `dir` or
+  // `dbfilename` could make SAVE overwrite any file the server may write.
+  bool protected_config = false;
 };
 
 std::string set_size(std::string_view value, const std::function<void(std::size_t)>& apply) {
@@ -231,24 +252,56 @@ const std::vector<ConfigParam>& config_params() {
       {"maxmemory-policy", [](Server&) { return std::string("noeviction"); }, nullptr},
       {"maxclients", [](Server& s) { return std::to_string(s.max_clients()); },
        [](Server& s, std::string_view v) {
-         return set_size(v, [&](std::size_t n) { s.set_max_clients(n); });
+         // 0 would refuse every new connection, including the one needed to undo it.
+         auto parsed = parse_int(v);
+         if (!parsed || *parsed < 1) return std::string("argument must be a positive integer");
+         s.set_max_clients(static_cast<std::size_t>(*parsed));
+         return std::string();
        }},
       {"proto-max-bulk-len", [](Server& s) { return std::to_string(s.max_bulk_len()); },
        [](Server& s, std::string_view v) {
          return set_size(v, [&](std::size_t n) { s.set_max_bulk_len(n); });
+       }},
+      // Client memory bounds (net/client_limits.hpp); sizes take Redis's units (64mb, 1gb).
+      {"client-query-buffer-limit",
+       [](Server& s) { return std::to_string(s.client_limits().query_buffer_limit()); },
+       [](Server& s, std::string_view v) {
+         auto bytes = parse_memory_size(v);
+         if (!bytes) return std::string("argument must be a byte count (1073741824 or 1gb)");
+         s.client_limits().set_query_buffer_limit(*bytes);
+         return std::string();
+       }},
+      {"client-output-buffer-limit",
+       [](Server& s) { return format_output_buffer_limit(s.client_limits().output_limit()); },
+       [](Server& s, std::string_view v) {
+         std::string error;
+         auto limit = parse_output_buffer_limit(v, &error);
+         if (limit) s.client_limits().set_output_limit(*limit);
+         return error;
+       }},
+      {"max-pending-input",
+       [](Server& s) { return std::to_string(s.client_limits().input_budget().capacity()); },
+       [](Server& s, std::string_view v) {
+         auto bytes = parse_memory_size(v);
+         if (!bytes) return std::string("argument must be a byte count (0: the default)");
+         s.client_limits().set_max_pending_input(*bytes);
+         return std::string();
        }},
       {"requirepass", [](Server& s) { return s.password(); },
        [](Server& s, std::string_view v) {
          s.set_password(std::string(v));
          return std::string();
        }},
-      {"dir", [](Server& s) { return s.dir(); },
+      {"protected-mode", [](Server& s) { return std::string(s.protected_mode() ? "yes" : "no"); },
        [](Server& s, std::string_view v) {
-         if (::access(std::string(v).c_str(), W_OK) != 0) return std::string("No such directory");
-         s.set_dir(std::string(v));
+         if (!equals_nocase(v, "yes") && !equals_nocase(v, "no")) {
+           return std::string("argument must be 'yes' or 'no'");
+         }
+         s.set_protected_mode(equals_nocase(v, "yes"));
          return std::string();
        }},
-      {"dbfilename", [](Server& s) { return s.options().db_filename; }, nullptr},
+      {"dir", [](Server& s) { return s.dir(); }, nullptr, true},
+      {"dbfilename", [](Server& s) { return s.options().db_filename; }, nullptr, true},
       {"loglevel", [](Server& s) { return s.log_level(); },
        [](Server& s, std::string_view v) {
          return s.set_log_level(std::string(v))
@@ -258,6 +311,8 @@ const std::vector<ConfigParam>& config_params() {
       {"port", [](Server& s) { return std::to_string(s.bound_port()); }, nullptr},
       {"bind", [](Server& s) { return s.options().bind; }, nullptr},
       {"unixsocket", [](Server& s) { return s.options().unix_socket; }, nullptr},
+      {"unixsocketperm",
+       [](Server& s) { return fmt::format("{:o}", s.options().unix_socket_perm); }, nullptr},
       {"io-threads", [](Server& s) { return std::to_string(s.io_threads()); }, nullptr},
       {"databases", [](Server&) { return std::string("1"); }, nullptr},
       {"save", [](Server&) { return std::string(""); }, nullptr},
@@ -301,6 +356,11 @@ Outcome config(CommandContext& c) {
       const ConfigParam* target = nullptr;
       for (const auto& param : config_params()) {
         if (equals_nocase(param.name, c.arg(i))) target = &param;
+      }
+      if (target != nullptr && target->protected_config) {
+        c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
+                      std::string(target->name) + "') - can't set protected config");
+        return Outcome::kDone;
       }
       if (target == nullptr || !target->set) {
         c.reply.error("ERR Unknown option or number of arguments for CONFIG SET - '" +
@@ -346,20 +406,29 @@ Outcome lastsave(CommandContext& c) {
 }
 
 Outcome shutdown(CommandContext& c) {
-  bool save_first = true;
+  bool save_first = true, force = false;
   for (std::size_t i = 1; i < c.argc(); ++i) {
     if (equals_nocase(c.arg(i), "NOSAVE")) {
       save_first = false;
     } else if (equals_nocase(c.arg(i), "SAVE")) {
       save_first = true;
-    } else if (!equals_nocase(c.arg(i), "NOW") && !equals_nocase(c.arg(i), "FORCE")) {
+    } else if (equals_nocase(c.arg(i), "FORCE")) {
+      force = true;
+    } else if (!equals_nocase(c.arg(i), "NOW")) {
       c.reply.error(kSyntaxError);
       return Outcome::kDone;
     }
   }
   std::string error;
   if (!c.server.request_shutdown(save_first, &error)) {
-    c.reply.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    if (!force) {
+      c.reply.error("ERR Errors trying to SHUTDOWN. Check logs.");
+      return Outcome::kDone;
+    }
+    // FORCE stops anyway, as in Redis; the exit status still tells that the data was not saved.
+    spdlog::error("SHUTDOWN FORCE: could not save ({}); exiting without saving, status 1", error);
+    c.server.set_exit_code(1);
+    c.server.request_shutdown(false);
   }
   // On success Redis sends no reply: the connection closes as the server stops.
   return Outcome::kDone;
@@ -467,8 +536,9 @@ void add_server_commands(std::vector<CommandSpec>& out) {
      "Writes a snapshot to --dir (temporary file, fsync, rename)."},
     {"LASTSAVE", 1, kFast, 0, 0, 0, lastsave, "server", "",
      "Unix time of the last successful snapshot."},
-    {"SHUTDOWN", -1, kAdmin | kStale, 0, 0, 0, shutdown, "server", "[NOSAVE|SAVE]",
-     "Saves a snapshot (unless NOSAVE) and stops the server."},
+    {"SHUTDOWN", -1, kAdmin | kStale, 0, 0, 0, shutdown, "server", "[NOSAVE|SAVE] [NOW] [FORCE]",
+     "Saves a snapshot (unless NOSAVE) and stops the server. If the save fails it keeps "
+     "running and replies an error; with FORCE it stops anyway, exiting with status 1."},
     {"TIME", 1, kFast, 0, 0, 0, time_command, "server", "", "Server time: seconds, microseconds."},
     {"COMMAND", -1, kStale, 0, 0, 0, command, "server", "[COUNT | INFO name ... | LIST | DOCS]",
      "Describes the command table."},

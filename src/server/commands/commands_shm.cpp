@@ -71,13 +71,17 @@ Outcome loan(CommandContext& c) {
                   std::to_string(c.server.max_bulk_len()) + " bytes)");
     return Outcome::kDone;
   }
-  if (c.server.keyspace().over_limit(size)) {
+  // The loan's bytes count against --maxmemory from now on, not only once committed: a client
+  // filling many loans holds that memory already.
+  std::optional<MemoryReservation> memory = c.server.keyspace().reserve(size);
+  if (!memory) {
     c.reply.error(kOomError);
     return Outcome::kDone;
   }
   ShmFailure failure;
   std::string error;
-  std::unique_ptr<ShmLoan> lent = c.server.shared_memory().lend(size, &failure, &error);
+  std::unique_ptr<ShmLoan> lent =
+      c.server.shared_memory().lend(size, std::move(*memory), &failure, &error);
   if (!lent) {
     c.reply.error(error);
     return Outcome::kDone;
@@ -144,6 +148,8 @@ Outcome commit(CommandContext& c) {
                   std::to_string(count * dtype_size(*dtype)));
     return Outcome::kDone;
   }
+  // Held until the tensor is stored and counts the same bytes (released on every path).
+  MemoryReservation admitted = lent->take_memory();
   std::string error;
   std::optional<Buffer> data = c.server.shared_memory().seal(std::move(lent), &error);
   if (!data) {
@@ -151,7 +157,9 @@ Outcome commit(CommandContext& c) {
     return Outcome::kDone;
   }
   auto value = std::make_shared<Value>(Tensor{*dtype, std::move(shape), std::move(*data)});
-  if (!c.server.keyspace().set_unless_other_type(c.arg(2), std::move(value))) {
+  const bool stored = c.server.keyspace().set_unless_other_type(c.arg(2), std::move(value));
+  admitted.release();
+  if (!stored) {
     c.reply.error(kWrongType);
     return Outcome::kDone;
   }
@@ -230,7 +238,9 @@ void add_shm_commands(std::vector<CommandSpec>& out) {
      "replies may then pass file descriptors."},
     {"SS.SHM.LOAN", 2, kWrite | kDenyOom | kFast, 0, 0, 0, loan, "shm", "bytes",
      "Lends a writable shared-memory region of that size: replies its id and passes its memfd."},
-    {"SS.SHM.COMMIT", -5, kWrite | kDenyOom, 2, 2, 1, commit, "shm",
+    // Not denyoom: the loan's bytes were admitted against --maxmemory when it was lent, so a
+    // commit only turns counted bytes into a value, and a granted loan can always be stored.
+    {"SS.SHM.COMMIT", -5, kWrite, 2, 2, 1, commit, "shm",
      "id key type d1 [d2 ...]",
      "Stores a filled loan as a tensor, sealed so nobody can change it; the loan is consumed."},
     {"SS.SHM.VIEW", 2, kReadOnly | kFast, 1, 1, 1, view, "shm", "key",

@@ -144,8 +144,11 @@ Outcome mset(CommandContext& c) {
     c.reply.error("ERR wrong number of arguments for 'mset' command");
     return Outcome::kDone;
   }
+  // Keys and their bookkeeping count too: MSET may create any number of keys at once.
   std::size_t total = 0;
-  for (std::size_t i = 2; i < c.argc(); i += 2) total += c.args[i].size();
+  for (std::size_t i = 1; i < c.argc(); i += 2) {
+    total += c.args[i].size() + c.args[i + 1].size() + Keyspace::kKeyOverhead;
+  }
   if (c.server.keyspace().over_limit(total)) {
     c.reply.error(kOomError);
     return Outcome::kDone;

@@ -1,5 +1,6 @@
 // RedisAI tensor commands: AI.TENSORSET and AI.TENSORGET, with RedisAI's arguments, replies and
 // error texts. Tensors are stored as dtype + shape + row-major bytes; no ML library is involved.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -21,15 +22,31 @@ void store_element(char* out, T value) {
   std::memcpy(out, &value, sizeof(T));
 }
 
+// Parses a FLOAT or DOUBLE element by Redis's rule for doubles (RedisAI uses it): text strtod
+// reads whole, no leading space, not NaN, and a finite number the type can hold. So "inf" and
+// "-inf" are stored as written, while "1e400" (or 1e39 for FLOAT) is refused rather than turned
+// into an infinity nobody wrote, and 1e-400 rather than into 0.
+bool parse_floating(std::string_view text, bool single_precision, double* value) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
+  const std::string copy(text);
+  char* end = nullptr;
+  errno = 0;
+  *value = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || std::isnan(*value)) return false;
+  const bool written_infinite = errno != ERANGE && std::isinf(*value);
+  if (errno == ERANGE && (std::isinf(*value) || *value == 0)) return false;
+  if (!single_precision || written_infinite) return true;
+  const float narrowed = static_cast<float>(*value);
+  return !std::isinf(narrowed) && (narrowed != 0 || *value == 0);
+}
+
 // Parses one VALUES element into `out` (dtype_size(type) bytes). RedisAI rejects negative values
 // for signed integer types (a bug in its range check); slipstream accepts the full signed range.
+// Integer types take integers only: no "1.0", "1e3", "inf" or "nan".
 bool parse_element(DType type, std::string_view text, char* out) {
   if (type == DType::kFloat32 || type == DType::kFloat64) {
-    std::string copy(text);
-    char* end = nullptr;
-    errno = 0;
-    double value = std::strtod(copy.c_str(), &end);
-    if (copy.empty() || end != copy.c_str() + copy.size() || std::isnan(value)) return false;
+    double value = 0;
+    if (!parse_floating(text, type == DType::kFloat32, &value)) return false;
     if (type == DType::kFloat32) {
       store_element(out, static_cast<float>(value));
     } else {

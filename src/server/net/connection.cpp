@@ -8,14 +8,22 @@
 
 #include "server/server.hpp"
 #include "server/shm/shm.hpp"
+#include "common/ascii.hpp"
 
 namespace slipstream::server {
 namespace {
 
 constexpr std::size_t kInitialInput = 16 * 1024;
-constexpr std::size_t kDirectReadMin = 16 * 1024;      // bulks this large skip the input buffer
-constexpr std::size_t kMaxUnparsedWhileParked = 1 << 20;
-constexpr std::size_t kMaxPendingOutput = 4 << 20;     // pause processing behind a slow reader
+constexpr std::size_t kDirectReadMin = 16 * 1024;  // bulks this large skip the input buffer
+// Requests stop running while this many bytes of replies wait behind a write in progress, so a
+// pipeline makes the server hold a few MiB of replies, not all of them.
+constexpr std::size_t kMaxPendingOutput = 4 << 20;
+// While requests cannot run (parked, or replies backed up), reading stops once this much input
+// waits: the socket buffers then fill and TCP holds the client back, so a client that sends
+// without reading its replies cannot make the server buffer its requests without bound. Generous
+// enough that a client writing a large pipeline of small requests before reading (a batch of
+// tensor gets) is rarely held back before it starts reading.
+constexpr std::size_t kMaxUnparsedWhilePaused = 4 << 20;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -23,11 +31,7 @@ std::int64_t now_ms() {
       .count();
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view text) { return ascii_lower(text); }
 
 // Redis 7's text for an unknown command: the name and the first arguments, quoted.
 std::string unknown_command_error(const std::vector<Buffer>& args) {
@@ -52,6 +56,7 @@ Connection::Connection(Server& server, Socket socket, std::string peer, std::str
     : Session(server.next_client_id()),
       server_(server),
       socket_(std::move(socket)),
+      parser_(RequestLimits::before_auth(), &server.client_limits().input_budget()),
       input_(kInitialInput),
       peer_(std::move(peer)),
       local_(std::move(local)),
@@ -59,9 +64,7 @@ Connection::Connection(Server& server, Socket socket, std::string peer, std::str
       created_(std::chrono::steady_clock::now()),
       last_active_ms_(now_ms()) {
   authenticated = server_.password().empty();
-  RequestLimits limits;
-  limits.max_bulk_len = server_.max_bulk_len();
-  parser_.set_limits(limits);
+  apply_request_limits();
 }
 
 Connection::~Connection() = default;
@@ -97,17 +100,22 @@ std::string Connection::describe() const {
   for (char& c : cmd) {
     if (c == ' ') c = '|';
   }
+  const std::size_t input = shown_input_.load(std::memory_order_relaxed);
+  const std::size_t request = shown_request_.load(std::memory_order_relaxed);
+  const std::size_t output = shown_output_.load(std::memory_order_relaxed);
   return "id=" + std::to_string(id()) + " addr=" + peer_ + " laddr=" + local_ +
          " fd=-1 name=" + name() + " age=" + std::to_string(age) +
          " idle=" + std::to_string(idle) + " flags=" + (is_unix_ ? "U" : "N") +
-         " db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0"
-         " rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" +
-         cmd + " user=default redir=-1 resp=" + std::to_string(protocol());
+         " db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=" + std::to_string(input) +
+         " qbuf-free=0 argv-mem=" + std::to_string(request) +
+         " multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" + std::to_string(output) +
+         " tot-mem=" + std::to_string(input + request + output) + " events=r cmd=" + cmd +
+         " user=default redir=-1 resp=" + std::to_string(protocol());
 }
 
 void Connection::read_more() {
   if (reading_ || closed_ || close_after_write_) return;
-  if (parked_ && input_end_ - input_start_ > kMaxUnparsedWhileParked) return;
+  if (requests_paused() && input_end_ - input_start_ >= kMaxUnparsedWhilePaused) return;
   auto self = shared_from_this();
   std::span<char> pending = parser_.pending_bulk();
   if (input_start_ == input_end_ && pending.size() >= kDirectReadMin) {
@@ -144,10 +152,32 @@ void Connection::read_more() {
       });
 }
 
+bool Connection::requests_paused() const noexcept {
+  return parked_ || (writing_ && output_.total_bytes() > kMaxPendingOutput);
+}
+
 void Connection::process() {
   if (closed_) return;
-  while (!parked_ && !close_after_write_) {
-    if (writing_ && output_.owned_bytes() > kMaxPendingOutput) break;  // resumes after the write
+  try {
+    run_requests();
+    flush();
+    read_more();
+  } catch (const std::bad_alloc&) {
+    // Out of memory outside a command (a command's own failure is its -OOM reply): this client
+    // cannot go on, but the server must.
+    spdlog::warn("client id={} addr={} closed: out of memory handling its input or output", id(),
+                 peer_);
+    close();
+  }
+}
+
+void Connection::run_requests() {
+  if (!enforce_output_limit()) return;  // the reply of a wait that ended may have crossed it
+  while (!parked_ && !close_after_write_ && !closed_) {
+    if (output_.total_bytes() > kMaxPendingOutput) {
+      if (writing_) break;  // resumes when the write in progress completes
+      flush();              // send these replies before running more requests
+    }
     auto result = parser_.parse({input_.data() + input_start_, input_end_ - input_start_});
     input_start_ += result.consumed;
     if (result.status == RequestParser::Status::kNeedMore) break;
@@ -155,17 +185,96 @@ void Connection::process() {
       last_active_ms_.store(now_ms(), std::memory_order_relaxed);
       execute(parser_.args());
       parser_.args().clear();
+      apply_request_limits();
+      if (!enforce_output_limit()) return;
       continue;
     }
     server_.stats().protocol_errors.fetch_add(1, std::memory_order_relaxed);
     output_.error(parser_.error());
     if (result.status == RequestParser::Status::kFatal) {
-      spdlog::debug("client {} ({}): {}; closing", id(), peer_, parser_.error());
+      if (parser_.fatal_over_limit()) {
+        server_.client_limits().query_buffer_disconnections.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("client id={} addr={} closed: {}", id(), peer_, parser_.error());
+      } else {
+        spdlog::debug("client id={} addr={}: {}; closing", id(), peer_, parser_.error());
+      }
       close_after_write_ = true;
     }
   }
-  flush();
-  read_more();
+  note_buffer_sizes();
+}
+
+void Connection::apply_request_limits() {
+  if (authenticated == limits_authenticated_) return;
+  limits_authenticated_ = authenticated;
+  if (!authenticated) {
+    parser_.set_limits(RequestLimits::before_auth());
+    return;
+  }
+  RequestLimits limits;
+  limits.max_bulk_len = server_.max_bulk_len();
+  limits.max_request_bytes = server_.client_limits().query_buffer_limit();
+  parser_.set_limits(limits);
+}
+
+// Redis's client-output-buffer-limit for normal clients, on every byte of the replies waiting
+// (built or being written, stored payloads referenced in place included):
+//   1. at the hard limit or over it: dropped at once;
+//   2. at the soft limit or over it: dropped if still there after the allowed seconds, checked
+//      again by a timer since a client that reads nothing gives no other occasion;
+//   3. under both: the soft clock stops.
+// Back-pressure keeps a pipelining client's replies to a few MiB, so these limits mostly catch
+// single large replies to a client that does not read them.
+bool Connection::enforce_output_limit() {
+  const OutputBufferLimit limit = server_.client_limits().output_limit();
+  const std::size_t bytes = output_bytes();
+  const bool over_soft = limit.soft != 0 && bytes >= limit.soft;
+  if (limit.hard != 0 && bytes >= limit.hard) {
+    spdlog::warn(
+        "client id={} addr={} dropped: {} bytes of replies waiting reached its hard limit of {} "
+        "bytes (client-output-buffer-limit)",
+        id(), peer_, bytes, limit.hard);
+  } else if (over_soft) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto allowed = std::chrono::seconds(limit.soft_seconds);
+    if (!soft_limit_since_) {
+      soft_limit_since_ = now;
+      if (!soft_limit_timer_) {
+        soft_limit_timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
+      }
+      soft_limit_timer_->expires_after(allowed + std::chrono::milliseconds(10));
+      soft_limit_timer_->async_wait([this, self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec && !closed_) enforce_output_limit();
+      });
+      return true;
+    }
+    if (now - *soft_limit_since_ <= allowed) return true;
+    spdlog::warn(
+        "client id={} addr={} dropped: {} bytes of replies waiting stayed at or over its soft "
+        "limit of {} bytes for more than {} s (client-output-buffer-limit)",
+        id(), peer_, bytes, limit.soft, limit.soft_seconds);
+  } else {
+    if (soft_limit_since_) {
+      soft_limit_since_.reset();
+      soft_limit_timer_->cancel();
+    }
+    return true;
+  }
+  server_.client_limits().output_buffer_disconnections.fetch_add(1, std::memory_order_relaxed);
+  close();
+  return false;
+}
+
+void Connection::note_buffer_sizes() {
+  const std::size_t input = input_end_ - input_start_;
+  const std::size_t request = parser_.request_bytes();
+  const std::size_t output = output_bytes();
+  shown_input_.store(input, std::memory_order_relaxed);
+  shown_request_.store(request, std::memory_order_relaxed);
+  shown_output_.store(output, std::memory_order_relaxed);
+  ClientLimits& limits = server_.client_limits();
+  limits.input_peak().observe(input + request);
+  limits.output_peak().observe(output);
 }
 
 void Connection::execute(std::vector<Buffer>& args) {
@@ -257,6 +366,7 @@ void Connection::close() {
     cancel();
   }
   if (timer_) timer_->cancel();
+  if (soft_limit_timer_) soft_limit_timer_->cancel();
   shm.reset();  // a client that leaves, however it ends, gives back its loans and leases
   asio::error_code ignored;
   socket_.shutdown(asio::socket_base::shutdown_both, ignored);
@@ -271,7 +381,12 @@ void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
     parked_ = false;
     park_cancel_ = nullptr;
     if (timer_) timer_->cancel();
-    write_reply(output_);
+    try {
+      write_reply(output_);
+    } catch (const std::bad_alloc&) {
+      spdlog::warn("client id={} addr={} closed: out of memory writing a reply", id(), peer_);
+      return close();
+    }
     process();
   });
 }

@@ -3,6 +3,11 @@
 // Threading: a connection lives on one I/O thread (its io_context); every member is touched only
 // from that thread, except describe()/name() (CLIENT LIST from other connections) and resume()
 // (a wait completed by a writer on another thread), which post to the connection's thread.
+//
+// Memory per client is bounded (docs/security.md, "Memory bounds per client"): requests stop
+// running while replies back up, reading stops while requests cannot run, the parser refuses
+// arguments over the limits before allocating them, and a client over client-output-buffer-limit
+// is dropped.
 #pragma once
 
 #include <asio.hpp>
@@ -11,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,8 +52,20 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
  private:
   void read_more();
   void process();
+  void run_requests();
   void execute(std::vector<Buffer>& args);
   void flush();
+  // True while no more requests may run: parked, or replies backed up behind a write.
+  bool requests_paused() const noexcept;
+  std::size_t output_bytes() const noexcept {
+    return output_.total_bytes() + in_flight_.total_bytes();
+  }
+  // Switches the parser between the limits before and after AUTH.
+  void apply_request_limits();
+  // Drops the client when its replies are over client-output-buffer-limit; false if dropped.
+  bool enforce_output_limit();
+  // Publishes this client's buffer sizes for CLIENT LIST and INFO's recent peaks.
+  void note_buffer_sizes();
   // Replies that pass file descriptors (connection_fds.cpp): Asio cannot send ancillary data.
   struct FdWrite;
   void write_with_fds(const std::vector<asio::const_buffer>& buffers, std::size_t total);
@@ -66,6 +84,13 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   bool close_after_write_ = false;
   std::unique_ptr<asio::steady_timer> timer_;
   std::function<void()> park_cancel_;
+  bool limits_authenticated_ = false;  // which limits the parser has
+  // Since when the replies have been at or over the soft output limit, and the timer that drops
+  // the client if they still are when the allowed seconds are up.
+  std::optional<std::chrono::steady_clock::time_point> soft_limit_since_;
+  std::unique_ptr<asio::steady_timer> soft_limit_timer_;
+  // Buffer sizes at the end of the last processing round, for describe() on other threads.
+  std::atomic<std::size_t> shown_input_{0}, shown_request_{0}, shown_output_{0};
 
   const std::string peer_, local_;
   const bool is_unix_;

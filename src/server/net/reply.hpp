@@ -49,8 +49,12 @@ class ReplyBuffer {
   const std::vector<PassedFd>& passed_fds() const noexcept { return fds_; }
 
   bool empty() const noexcept { return pieces_.empty() && open_ == small_.size(); }
-  /// Bytes held in the owned buffer (for output back-pressure; shared payloads not counted).
+  /// Bytes held in the owned buffer (shared payloads not counted).
   std::size_t owned_bytes() const noexcept { return small_.size(); }
+  /// Every byte of the replies, stored payloads referenced in place included: each keeps its
+  /// value's memory alive until written, even after the key is overwritten or deleted, so output
+  /// limits and back-pressure count them.
+  std::size_t total_bytes() const noexcept { return small_.size() + shared_bytes_; }
   /// Every piece, in order; valid until clear() or the next append.
   std::vector<Piece> pieces();
   void clear();

@@ -3,6 +3,7 @@
 #include "server/persist/snapshot.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -292,7 +293,8 @@ class TempFile {
     for (int attempt = 0; attempt < 100; ++attempt) {
       path_ = target;
       path_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-      file_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+      // 0600: the snapshot holds every key, and the mode is kept by the rename.
+      file_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
       open_error = errno;
       if (file_ || open_error != EEXIST) break;
     }
@@ -485,11 +487,13 @@ std::shared_ptr<Value> read_hash(FileReader& in, bool materialize) {
   const std::uint64_t count = in.u64();
   in.require_items(count, kMinHashFieldSize);
   Hash hash;
+  // require_items has checked that the file holds `count` fields, so a forged count cannot make
+  // this allocate more than the file's size warrants.
+  if (materialize) hash.reserve(count);
   std::string field, value;
   for (std::uint64_t i = 0; i < count; ++i) {
     read_blob(in, materialize ? &field : nullptr);
     read_blob(in, materialize ? &value : nullptr);
-    // Hash::set is linear, so loading a hash is quadratic in its size; hashes are small metadata.
     if (materialize && !hash.set(field, value)) {
       throw FormatError("hash field " + printable(field) + " appears twice");
     }
@@ -697,6 +701,37 @@ SnapshotStats save_snapshot(const Keyspace& keyspace, const fs::path& path) {
   const fs::path directory = path.parent_path();
   sync_directory(directory.empty() ? fs::path(".") : directory, path);
   return stats;
+}
+
+std::size_t remove_stale_temp_files(const fs::path& path) {
+  const std::string prefix = path.filename().string() + ".tmp-";
+  const fs::path directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  auto all_digits = [](std::string_view text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  std::error_code error;
+  std::size_t removed = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    // Only our own pattern, "<pid>-<n>": anything else in the directory is not ours to delete.
+    const std::string_view suffix = std::string_view(name).substr(prefix.size());
+    const std::size_t dash = suffix.find('-');
+    if (dash == std::string_view::npos || dash > 9 || !all_digits(suffix.substr(0, dash)) ||
+        !all_digits(suffix.substr(dash + 1))) {
+      continue;
+    }
+    std::error_code status_error;
+    if (!entry.is_regular_file(status_error) || entry.is_symlink(status_error)) continue;
+    // A live process other than us may be saving into it (two servers sharing a directory is a
+    // misconfiguration, but not one to make worse). Our own pid can only be a previous life's:
+    // containers reuse the same small pids across restarts.
+    const pid_t pid = static_cast<pid_t>(std::stol(std::string(suffix.substr(0, dash))));
+    if (pid != ::getpid() && pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
+    if (::unlink(entry.path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 SnapshotStats load_snapshot(Keyspace& keyspace, const fs::path& path) {

@@ -45,7 +45,8 @@ class SnapshotError : public std::runtime_error {
 };
 
 /// Writes every key of `keyspace` to `path` atomically: a temporary file in the same directory
-/// (`<name>.tmp-<pid>-<n>`), fsync, rename over `path`, fsync of the directory. A crash at any
+/// (`<name>.tmp-<pid>-<n>`, mode 0600, as the snapshot), fsync, rename over `path`, fsync of the
+/// directory. A crash at any
 /// point leaves the previous snapshot intact (a crash may leave the temporary file behind; it is
 /// never read). Keys written concurrently may or may not be included; each value is saved as one
 /// consistent version. Blocks for the whole write and does not hold keyspace locks meanwhile.
@@ -53,6 +54,12 @@ class SnapshotError : public std::runtime_error {
 /// removed and `path` is unchanged, except when only the final directory fsync fails (then the
 /// new snapshot is in place but its durability is unknown).
 SnapshotStats save_snapshot(const Keyspace& keyspace, const std::filesystem::path& path);
+
+/// Removes the temporary files that saves of `path` killed mid-write left behind
+/// (`<name>.tmp-<pid>-<n>` beside it), except those of a save still running in another live
+/// process. Call at start-up, before this process saves. Returns how many were removed; files
+/// that cannot be removed are skipped (the next start tries again).
+std::size_t remove_stale_temp_files(const std::filesystem::path& path);
 
 /// Models and scripts are loaded without a runtime (load_error "not loaded yet"): the caller
 /// compiles them with its backend.

@@ -66,9 +66,13 @@ ShmSegment::~ShmSegment() {
   counters_->segments.fetch_sub(1, std::memory_order_relaxed);
 }
 
-ShmLoan::ShmLoan(int fd, std::size_t size, ShmReservation reservation,
+ShmLoan::ShmLoan(int fd, std::size_t size, ShmReservation reservation, MemoryReservation memory,
                  std::shared_ptr<ShmCounters> counters)
-    : fd_(fd), size_(size), reservation_(std::move(reservation)), counters_(std::move(counters)) {
+    : fd_(fd),
+      size_(size),
+      reservation_(std::move(reservation)),
+      memory_(std::move(memory)),
+      counters_(std::move(counters)) {
   counters_->loans.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -105,8 +109,8 @@ std::optional<ShmReservation> SharedMemory::reserve(std::size_t bytes, std::stri
   return ShmReservation(counters_, bytes);
 }
 
-std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, ShmFailure* failure,
-                                            std::string* error) {
+std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, MemoryReservation memory,
+                                            ShmFailure* failure, std::string* error) {
   *failure = ShmFailure::kFull;
   auto reservation = reserve(size, error);
   if (!reservation) return nullptr;
@@ -126,7 +130,7 @@ std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, ShmFailure* failur
     return nullptr;
   }
   *failure = ShmFailure::kNone;
-  return std::make_unique<ShmLoan>(fd, size, std::move(*reservation), counters_);
+  return std::make_unique<ShmLoan>(fd, size, std::move(*reservation), std::move(memory), counters_);
 }
 
 std::optional<Buffer> SharedMemory::seal(std::unique_ptr<ShmLoan> loan, std::string* error) {

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "common/buffer.hpp"
+#include "server/store/memory_reservation.hpp"
 
 namespace slipstream::server {
 
@@ -74,9 +75,11 @@ class ShmSegment final : public BufferStorage {
 };
 
 /// A writable memfd lent to one client (its size sealed), which the client fills and commits.
+/// Besides its room in the pool it holds its bytes against --maxmemory (`memory`), from the moment
+/// it is lent: pages a client is filling are server memory even before they are a value.
 class ShmLoan {
  public:
-  ShmLoan(int fd, std::size_t size, ShmReservation reservation,
+  ShmLoan(int fd, std::size_t size, ShmReservation reservation, MemoryReservation memory,
           std::shared_ptr<ShmCounters> counters);
   ~ShmLoan();
   ShmLoan(const ShmLoan&) = delete;
@@ -84,12 +87,16 @@ class ShmLoan {
 
   int fd() const noexcept { return fd_; }
   std::size_t size() const noexcept { return size_; }
+  /// Hands over the --maxmemory reservation, for the committer to release once the stored value
+  /// counts the bytes (so they are never counted twice, nor dropped while the commit runs).
+  MemoryReservation take_memory() noexcept { return std::move(memory_); }
 
  private:
   friend class SharedMemory;
   int fd_;
   std::size_t size_;
   std::optional<ShmReservation> reservation_;
+  MemoryReservation memory_;
   std::shared_ptr<ShmCounters> counters_;
 };
 
@@ -108,9 +115,12 @@ class SharedMemory {
   std::size_t max_files() const noexcept { return max_files_; }
   const std::shared_ptr<ShmCounters>& counters() const noexcept { return counters_; }
 
-  /// A new loan of `size` bytes (> 0). On failure returns null with `failure` and `error` set:
-  /// kFull when the pool has no room, kSystem when the kernel refused.
-  std::unique_ptr<ShmLoan> lend(std::size_t size, ShmFailure* failure, std::string* error);
+  /// A new loan of `size` bytes (> 0), which keeps `memory` (its bytes counted against
+  /// --maxmemory) until it is committed or released. On failure returns null with `failure` and
+  /// `error` set: kFull when the pool has no room, kSystem when the kernel refused; `memory` is
+  /// released then.
+  std::unique_ptr<ShmLoan> lend(std::size_t size, MemoryReservation memory, ShmFailure* failure,
+                                std::string* error);
 
   /// Takes the loan over as read-only storage: seals it against writing (which the kernel refuses
   /// while anyone still maps it writable) and maps it read-only. Returns nullopt with `error` set

@@ -27,7 +27,23 @@ void Keyspace::set_write_listener(std::function<void(std::string_view)> listener
 
 bool Keyspace::over_limit(std::size_t extra) const noexcept {
   const std::size_t limit = max_memory_.load(std::memory_order_relaxed);
-  return limit != 0 && used_memory_.load(std::memory_order_relaxed) + extra > limit;
+  if (limit == 0) return false;
+  const std::size_t used = used_memory_.load(std::memory_order_relaxed) +
+                           reserved_memory_->load(std::memory_order_relaxed);
+  return used > limit || extra > limit - used;
+}
+
+std::optional<MemoryReservation> Keyspace::reserve(std::size_t bytes) {
+  // The compare-exchange makes concurrent reservations see each other, so two loans cannot both
+  // take the last free bytes. Stored values change beside it, as every other write's check does.
+  std::atomic<std::size_t>& reserved = *reserved_memory_;
+  std::size_t current = reserved.load(std::memory_order_relaxed);
+  do {
+    const std::size_t limit = max_memory_.load(std::memory_order_relaxed);
+    const std::size_t used = used_memory_.load(std::memory_order_relaxed) + current;
+    if (limit != 0 && (used > limit || bytes > limit - used)) return std::nullopt;
+  } while (!reserved.compare_exchange_weak(current, current + bytes, std::memory_order_relaxed));
+  return MemoryReservation(reserved_memory_, bytes);
 }
 
 Keyspace::KeyRef Keyspace::key_ref(std::string_view key) noexcept {
@@ -37,7 +53,7 @@ Keyspace::KeyRef Keyspace::key_ref(std::string_view key) noexcept {
 }
 
 std::size_t Keyspace::entry_bytes(std::string_view key, const Value* value) noexcept {
-  return value == nullptr ? 0 : key.size() + 64 + value->memory_usage();
+  return value == nullptr ? 0 : key.size() + kNodeOverhead + value->memory_usage();
 }
 
 void Keyspace::account(std::size_t before, std::size_t after) noexcept {
@@ -181,6 +197,8 @@ Keyspace::MoveResult Keyspace::copy(std::string_view from, std::string_view to, 
       return MoveResult::kTargetExists;
     }
     if (from == to) return MoveResult::kTargetExists;
+    // Checked as SET checks its payload: the whole copy, whatever it replaces.
+    if (over_limit(entry_bytes(to, it->second.get()))) return MoveResult::kOverLimit;
     // Sharing is safe: values are immutable to holders and containers are copied on write.
     store_locked(dst_shard, dst, it->second);
   }

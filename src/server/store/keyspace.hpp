@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/store/memory_reservation.hpp"
 #include "server/store/value.hpp"
 
 namespace slipstream::server {
@@ -44,6 +45,11 @@ class Keyspace {
  public:
   static constexpr int kShardBits = 6;
   static constexpr std::size_t kShardCount = std::size_t{1} << kShardBits;
+  /// Bytes a key's map node costs beyond the key's name, for memory accounting.
+  static constexpr std::size_t kNodeOverhead = 64;
+  /// Bytes a new key costs beyond its name and its value's contents: lets a write that creates
+  /// many keys (MSET) count them before it stores anything.
+  static constexpr std::size_t kKeyOverhead = kNodeOverhead + Value::kOverhead;
 
   Keyspace();
   Keyspace(const Keyspace&) = delete;
@@ -54,9 +60,19 @@ class Keyspace {
   /// 0 means unlimited.
   void set_max_memory(std::size_t bytes) noexcept { max_memory_.store(bytes); }
   std::size_t max_memory() const noexcept { return max_memory_.load(); }
-  std::size_t used_memory() const noexcept { return used_memory_.load(); }
+  /// Bytes counted against --maxmemory: stored values plus outstanding reservations.
+  std::size_t used_memory() const noexcept { return stored_memory() + reserved_memory(); }
+  /// Bytes of the stored values alone.
+  std::size_t stored_memory() const noexcept { return used_memory_.load(); }
+  /// Bytes held by outstanding reservations (shared-memory loans not yet committed).
+  std::size_t reserved_memory() const noexcept { return reserved_memory_->load(); }
   /// True when storing `extra` more bytes would exceed --maxmemory.
   bool over_limit(std::size_t extra) const noexcept;
+  /// Counts `bytes` against --maxmemory until the returned reservation is released or destroyed;
+  /// nullopt (nothing counted) when they would take used_memory() over the limit. For memory that
+  /// will become a value later (a shared-memory loan): release the reservation once the value is
+  /// stored, so the bytes are counted by exactly one of the two at any time but a moment.
+  std::optional<MemoryReservation> reserve(std::size_t bytes);
 
   ValuePtr get(std::string_view key) const;
   bool exists(std::string_view key) const;
@@ -70,10 +86,12 @@ class Keyspace {
   /// Removes the key; returns true when it existed.
   bool erase(std::string_view key);
 
-  enum class MoveResult { kOk, kNoSuchKey, kTargetExists };
+  enum class MoveResult { kOk, kNoSuchKey, kTargetExists, kOverLimit };
   /// RENAME (replace = true) and RENAMENX semantics.
   MoveResult rename(std::string_view from, std::string_view to, bool replace = true);
-  /// COPY semantics: the copy shares the source's immutable bytes.
+  /// COPY semantics: the copy shares the source's immutable bytes, but is accounted as a value of
+  /// its own (it becomes one as soon as either side changes). kOverLimit, with nothing stored,
+  /// when the copy's bytes would take used_memory() over --maxmemory.
   MoveResult copy(std::string_view from, std::string_view to, bool replace);
 
   /// Runs `fn(MutableSlot&)` with the key's shard locked and returns its result. `fn` must be
@@ -132,7 +150,10 @@ class Keyspace {
                  std::unique_lock<std::mutex>& lb) const;
 
   mutable std::array<Shard, kShardCount> shards_;
-  std::atomic<std::size_t> used_memory_{0};
+  std::atomic<std::size_t> used_memory_{0};  // stored values
+  // Shared with the reservations it counts, which may outlive the keyspace.
+  std::shared_ptr<std::atomic<std::size_t>> reserved_memory_ =
+      std::make_shared<std::atomic<std::size_t>>(0);
   std::atomic<std::size_t> max_memory_{0};
   std::function<void(std::string_view)> write_listener_;
 };

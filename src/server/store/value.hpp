@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -35,26 +37,53 @@ struct Tensor {
 
 /// A field -> value map that keeps insertion order (as Redis's small hashes do), so HGETALL
 /// replies in the same order as Redis for the hashes clients actually build (dataset metadata).
+///
+/// set, erase and find are O(1) on average whatever the size: the entries sit in a list (stable
+/// nodes, so insertion order survives erasing from the middle) and an index maps each field to its
+/// node. A hash of 100k fields costs the same per field as one of ten. The index keys view the
+/// field names inside the list nodes, so a copy rebuilds its index over its own nodes.
 class Hash {
  public:
+  using Entry = std::pair<std::string, std::string>;
+  /// Bytes a field costs beyond its name and value, for memory accounting: its list node (two
+  /// links, two std::string) and its index node (link, field view, node iterator, cached hash)
+  /// plus a bucket.
+  static constexpr std::size_t kFieldOverhead = 128;
+
+  Hash() = default;
+  Hash(const Hash& other);
+  Hash& operator=(const Hash& other);
+  // Moving a std::list keeps its nodes where they are, so the moved index stays valid.
+  Hash(Hash&& other) noexcept;
+  Hash& operator=(Hash&& other) noexcept;
+  ~Hash() = default;
+
   /// Sets a field; returns true when the field is new.
   bool set(std::string_view field, std::string_view value);
   /// Removes a field; returns true when it existed.
   bool erase(std::string_view field);
+  /// The field's value, or nullptr. Valid until the hash is next changed.
   const std::string* find(std::string_view field) const;
   std::size_t size() const noexcept { return entries_.size(); }
-  const std::vector<std::pair<std::string, std::string>>& entries() const noexcept {
-    return entries_;
-  }
+  /// Every field and value, in insertion order.
+  const std::list<Entry>& entries() const noexcept { return entries_; }
+  /// Prepares for `fields` fields (a snapshot load knows the count up front).
+  void reserve(std::size_t fields) { index_.reserve(fields); }
   std::size_t bytes() const noexcept { return bytes_; }
 
  private:
-  std::vector<std::pair<std::string, std::string>> entries_;
+  void rebuild_index();
+
+  std::list<Entry> entries_;
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;
   std::size_t bytes_ = 0;
 };
 
 class List {
  public:
+  /// Bytes an item costs beyond its own, for memory accounting (a std::string in the deque).
+  static constexpr std::size_t kItemOverhead = 48;
+
   void push_back(std::string item);
   void push_front(std::string item);
   std::string pop_front();
@@ -98,6 +127,10 @@ struct ScriptEntry {
 
 class Value {
  public:
+  /// Bytes a value costs beyond its contents, for memory accounting (the shared block and the
+  /// variant).
+  static constexpr std::size_t kOverhead = 48;
+
   explicit Value(Buffer string) : data_(std::move(string)) {}
   explicit Value(Tensor tensor) : data_(std::move(tensor)) {}
   explicit Value(Hash hash) : data_(std::move(hash)) {}
