@@ -185,16 +185,18 @@ std::size_t Server::connected_clients() const {
   return clients_.size();
 }
 
-std::vector<std::string> Server::describe_clients() const {
+std::vector<std::shared_ptr<Session>> Server::live_clients() const {
   std::vector<std::shared_ptr<Session>> sessions;
-  {
-    std::lock_guard lock(clients_mutex_);
-    for (const auto& [id, weak] : clients_) {
-      if (auto session = weak.lock()) sessions.push_back(std::move(session));
-    }
+  std::lock_guard lock(clients_mutex_);
+  for (const auto& [id, weak] : clients_) {
+    if (auto session = weak.lock()) sessions.push_back(std::move(session));
   }
+  return sessions;
+}
+
+std::vector<std::string> Server::describe_clients() const {
   std::vector<std::string> lines;
-  for (const auto& session : sessions) lines.push_back(session->describe());
+  for (const auto& session : live_clients()) lines.push_back(session->describe());
   return lines;
 }
 
@@ -301,6 +303,21 @@ int Server::run() {
     net.guards.push_back(asio::make_work_guard(*net.contexts.back()));
   }
   asio::io_context& main_context = *net.contexts[0];
+  // Signals: SIGTERM/SIGINT save a snapshot and stop, as SHUTDOWN does. Caught from before the
+  // listeners open, so that a signal sent as soon as a client can connect still saves.
+  net.signals.emplace(main_context, SIGINT, SIGTERM);
+  net.signals->async_wait([this](const asio::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("received signal {}, saving and shutting down", signal);
+    std::string error;
+    if (!request_shutdown(true, &error)) {
+      spdlog::error("could not save before shutdown ({}); exiting without saving, status 1",
+                    error);
+      set_exit_code(1);
+      request_shutdown(false);
+    }
+  });
+
   if (options_.port != 0 || options_.unix_socket.empty()) {
     asio::error_code ec;
     const asio::ip::address address = resolve_bind_address(main_context, options_.bind);
@@ -400,20 +417,6 @@ int Server::run() {
   if (net.tcp) accept_tcp();
   if (net.local) accept_local();
 
-  // 3. Signals: SIGTERM/SIGINT save a snapshot and stop, as SHUTDOWN does.
-  net.signals.emplace(main_context, SIGINT, SIGTERM);
-  net.signals->async_wait([this](const asio::error_code& ec, int signal) {
-    if (ec) return;
-    spdlog::info("received signal {}, saving and shutting down", signal);
-    std::string error;
-    if (!request_shutdown(true, &error)) {
-      spdlog::error("could not save before shutdown ({}); exiting without saving, status 1",
-                    error);
-      set_exit_code(1);
-      request_shutdown(false);
-    }
-  });
-
   spdlog::info("slipstream {} ready: {} I/O threads, pid {}", kSlipstreamVersion, io_threads_,
                ::getpid());
   std::vector<std::thread> threads;
@@ -422,6 +425,8 @@ int Server::run() {
   }
   main_context.run();
   for (auto& thread : threads) thread.join();
+  // No I/O thread runs now: close the clients still connected (a parked request holds its own).
+  for (const auto& session : live_clients()) session->stop_at_shutdown();
   // Runs still going (a script that never ends) are stopped here, so that the executor threads
   // can be joined and the process exits within a bounded time.
   if (backend_) backend_->shutdown();

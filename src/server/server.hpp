@@ -108,6 +108,8 @@ class Server {
   void register_client(const std::shared_ptr<Session>& session);
   void unregister_client(std::uint64_t id);
   std::size_t connected_clients() const;
+  /// The clients connected now (the ones still alive among those registered).
+  std::vector<std::shared_ptr<Session>> live_clients() const;
   std::size_t blocked_clients() const noexcept { return waits_.parked(); }
   /// Every connected client's CLIENT LIST line.
   std::vector<std::string> describe_clients() const;

@@ -355,9 +355,11 @@ TEST(ClientLimitsTest, ClientThatDoesNotReadIsHeldBackNotBuffered) {
   const std::string ping = "*1\r\n$4\r\nPING\r\n";
   const std::size_t sent = flood(flooder, ping, 200 * kMiB, milliseconds(500));
   const std::size_t rss_after = status_kib(server.pid(), "VmRSS");
-  // Before the fix the server read all 200 MB and buffered it (2x, growing by doubling).
+  // Before the fix the server read all 200 MB and buffered it (2x, growing by doubling: over
+  // 400 MiB). What it reads now is bounded; the RSS bound leaves room for allocator caches (an
+  // ASan build holds freed blocks in quarantine: 75 MiB seen).
   EXPECT_LT(sent, 64 * kMiB);
-  EXPECT_LT(rss_after, rss_before + 64 * 1024)
+  EXPECT_LT(rss_after, rss_before + 160 * 1024)
       << "VmRSS grew from " << rss_before << " to " << rss_after << " KiB";
   EXPECT_EQ(other.call({"PING"}).str(), "+PONG");
   long long peak = info_field(other, "clients", "client_recent_max_input_buffer");
@@ -459,6 +461,58 @@ TEST(ClientLimitsTest, LargePipelineThatIsReadIsNotDropped) {
   EXPECT_EQ(matching, 2000);
   EXPECT_EQ(c.call({"DBSIZE"}).str(), ":10001");
   EXPECT_EQ(info_field(c, "stats", "client_output_buffer_limit_disconnections"), 0);
+}
+
+// BUG: while a request was parked (a blocking wait, a model or script run) the server stops
+// reading once 4 MiB of later requests are buffered, and then nothing held the connection: it was
+// destroyed at once, its socket closed, its parked request's reply lost and its client still
+// counted in connected_clients. A parked request with a long pipeline behind it must be answered,
+// then every request after it, in order.
+TEST(ClientLimitsTest, LongPipelineBehindAParkedRequestIsKeptAndAnswered) {
+  ServerProcess server;
+  RawClient admin = RawClient::tcp(server.port());
+  RawClient c = RawClient::tcp(server.port());
+  const std::string value(64 * 1024, 'p');
+  std::string pipeline = RawClient::encode({"SS.WAIT", "ready", "TIMEOUT", "0"});
+  constexpr int kSets = 100;  // 6.4 MiB behind the wait: past the 4 MiB the server buffers
+  for (int i = 0; i < kSets; ++i) pipeline += RawClient::encode({"SET", "p" + std::to_string(i), value});
+  const long long input_before = info_field(admin, "stats", "total_net_input_bytes");
+  std::thread writer([&] {
+    try {
+      c.send_raw(pipeline);
+    } catch (const std::exception&) {
+      // the read below reports the dropped connection
+    }
+  });
+  struct Join {
+    std::thread& thread;
+    ~Join() { thread.join(); }
+  } join{writer};
+  // Once the server has read what it will read while the wait is parked, the client is still
+  // connected.
+  long long read_so_far = 0;
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+    const long long now = info_field(admin, "stats", "total_net_input_bytes");
+    if (now == read_so_far && now - input_before >= static_cast<long long>(4 * kMiB)) break;
+    read_so_far = now;
+  }
+  EXPECT_EQ(info_field(admin, "clients", "connected_clients"), 2);
+  ASSERT_TRUE(admin.call({"SET", "ready", "1"}).is_ok());
+  int ok = 0;
+  try {
+    EXPECT_EQ(c.read_reply(10000).str(), "+OK");  // the wait
+    for (int i = 0; i < kSets; ++i) ok += c.read_reply(10000).is_ok() ? 1 : 0;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "after " << ok << " replies: " << e.what();
+  }
+  EXPECT_EQ(ok, kSets);
+  EXPECT_EQ(admin.call({"DBSIZE"}).str(), ":101");
+  c.close();
+  for (int i = 0; i < 100 && info_field(admin, "clients", "connected_clients") != 1; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_EQ(info_field(admin, "clients", "connected_clients"), 1);
 }
 
 }  // namespace

@@ -67,7 +67,16 @@ Connection::Connection(Server& server, Socket socket, std::string peer, std::str
   apply_request_limits();
 }
 
-Connection::~Connection() = default;
+// A connection ends through close(), except at server shutdown, when the I/O contexts are
+// destroyed with the operations that hold their connections.
+Connection::~Connection() {
+  if (!closed_) server_.unregister_client(id());
+}
+
+void Connection::stop_at_shutdown() {
+  close();
+  parked_self_.reset();
+}
 
 void Connection::start() {
   if (!is_unix_) {
@@ -318,7 +327,10 @@ void Connection::execute(std::vector<Buffer>& args) {
     spdlog::error("command {} failed: {}", spec->name, e.what());
     output_.error(std::string("ERR internal error: ") + e.what());
   }
-  if (outcome == Outcome::kParked) parked_ = true;
+  if (outcome == Outcome::kParked) {
+    parked_ = true;
+    parked_self_ = shared_from_this();
+  }
   if (close_requested) close_after_write_ = true;
 }
 
@@ -372,6 +384,8 @@ void Connection::close() {
   socket_.shutdown(asio::socket_base::shutdown_both, ignored);
   socket_.close(ignored);
   server_.unregister_client(id());
+  // Let go of the parked request's reference once the caller is done with this connection.
+  if (parked_self_) asio::post(socket_.get_executor(), [self = std::move(parked_self_)] {});
 }
 
 void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
@@ -379,6 +393,7 @@ void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
   asio::post(socket_.get_executor(), [this, self, write_reply = std::move(write_reply)] {
     if (closed_ || !parked_) return;
     parked_ = false;
+    parked_self_.reset();  // this handler holds the connection too
     park_cancel_ = nullptr;
     if (timer_) timer_->cancel();
     try {

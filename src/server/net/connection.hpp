@@ -35,8 +35,12 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   Connection(Server& server, Socket socket, std::string peer, std::string local, bool is_unix);
   ~Connection() override;
 
-  /// Starts reading. The connection keeps itself alive through its pending operations.
+  /// Starts reading. The connection keeps itself alive through its pending operations, and
+  /// while a request is parked (when reading may be paused) through a reference to itself.
   void start();
+  /// At server shutdown, once the I/O threads have stopped: closes the connection and lets go
+  /// of a parked request's reference to itself.
+  void stop_at_shutdown() override;
 
   void set_name(std::string name) override;
   std::string name() const override;
@@ -84,6 +88,9 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   bool close_after_write_ = false;
   std::unique_ptr<asio::steady_timer> timer_;
   std::function<void()> park_cancel_;
+  // Set while a request is parked: reading stops once kMaxUnparsedWhilePaused bytes wait behind
+  // it, and then no pending operation holds the connection.
+  std::shared_ptr<Connection> parked_self_;
   bool limits_authenticated_ = false;  // which limits the parser has
   // Since when the replies have been at or over the soft output limit, and the timer that drops
   // the client if they still are when the allowed seconds are up.

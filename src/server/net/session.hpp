@@ -47,6 +47,8 @@ class Session {
   /// Called if the connection closes while parked, so the wait can be withdrawn.
   virtual void on_close_while_parked(std::function<void()> cancel) = 0;
   virtual std::weak_ptr<Session> weak_session() = 0;
+  /// Closes the connection at server shutdown, once no I/O thread runs.
+  virtual void stop_at_shutdown() = 0;
 
  protected:
   explicit Session(std::uint64_t id) : id_(id) {}
