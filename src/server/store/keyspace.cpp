@@ -9,12 +9,15 @@ namespace slipstream::server {
 
 Value& MutableSlot::mutate() {
   // The map holds one reference; any other holder is a reader that must keep its old version.
-  // use_count() is a relaxed load: the fence orders a reader's last reads (before it dropped its
-  // reference) before our writes.
+  // use_count() is a relaxed load, so a reader's last reads (made before it dropped its reference)
+  // must still be ordered before our writes: copying the pointer is an acquire-release increment
+  // of the same count that the reader's release decremented. (A standalone acquire fence would do
+  // too, but ThreadSanitizer does not model fences and would report a race.) No reader can take a
+  // new reference meanwhile: they do so under the shard lock that our caller holds.
   if (slot_.use_count() > 1) {
     slot_ = slot_->clone();
   } else {
-    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::shared_ptr<Value> acquire = slot_;
   }
   return *slot_;
 }
