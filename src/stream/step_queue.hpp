@@ -1,0 +1,212 @@
+// The queue state machine of one stream: which steps are held, which writers have begun and ended
+// them, which reader groups are entitled to them, who has read and released them, and when a
+// writer must wait for a slot. Pure logic (no I/O, no clock, no locking): the server drives it
+// under the stream's lock and parks the requests it says must wait.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace slipstream::stream {
+
+/// A request that breaks the queue's rules (a step that does not increase, an unknown writer or
+/// reader, a reader that asks for a step while it holds one, ...). what() says what was expected.
+class QueueError : public std::runtime_error {
+ public:
+  explicit QueueError(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// What a group does when it is behind.
+///   kBlock:   it sees every step; a writer's begin-step waits for a slot while the group holds
+///             the steps that fill the queue.
+///   kDiscard: writers never wait for it: a step begun while the group is behind (it has a step it
+///             has not started reading) is skipped for it, and a step it has not started reading
+///             is taken from it when a writer needs the slot. Both are counted as discarded.
+enum class QueuePolicy { kBlock, kDiscard };
+
+/// Where a group that joins after steps exist begins.
+///   kOldest: at the oldest step still held (nothing held yet: at the first step).
+///   kNewest: at the next step a writer begins.
+enum class StartAt { kOldest, kNewest };
+
+struct StreamConfig {
+  /// N: a step is complete when this many writers (minus the ones that failed, see
+  /// end_on_writer_failure) have ended it.
+  std::uint32_t writers = 1;
+  /// L: steps held at once, counted from begin-step (the slot is reserved when the first writer
+  /// begins a step), so that L = 1 means one step in memory. At least 1.
+  std::size_t queue_limit = 2;
+  /// Groups the writers wait for: until this many groups have joined, complete steps that no
+  /// group holds are kept (writers wait for a slot) instead of being dropped when a slot is
+  /// needed. 0: such steps are dropped, oldest first, and counted.
+  std::uint32_t expected_groups = 0;
+  /// When a writer fails: true ends the stream after the steps already complete; false goes on
+  /// with the surviving writers.
+  bool end_on_writer_failure = false;
+};
+
+struct GroupConfig {
+  std::uint32_t size = 1;  // M, at least 1
+  QueuePolicy policy = QueuePolicy::kBlock;
+  StartAt start = StartAt::kOldest;
+};
+
+/// What next() hands a reader.
+struct Delivery {
+  enum class Kind {
+    kStep,      // `step` is complete: read its chunks, then release(step)
+    kSkipped,   // `step` was aborted (reason in `reason`); nothing to release
+    kWait,      // nothing yet: ask again when the stream changes
+    kEnd,       // the writers closed the stream and every step for this reader has been seen
+  };
+  Kind kind = Kind::kWait;
+  std::int64_t step = -1;
+  std::string reason;
+  /// For kStep: the group's readers for this step (ascending ranks that were members when the
+  /// step was handed to the group). A reader's index in it is its rank for the chunk strategy,
+  /// and its size is M for this step; it shrinks when readers leave.
+  std::vector<std::uint32_t> readers;
+};
+
+/// Counts for INFO and `slipstream stream info`.
+struct GroupStats {
+  std::uint64_t delivered = 0;  // steps handed to the group
+  std::uint64_t discarded = 0;  // steps skipped for it or taken from it (kDiscard)
+  std::uint64_t aborted = 0;    // aborted steps it was told about
+  std::int64_t position = -1;   // the newest step any of its readers has been handed
+  std::size_t readers = 0;      // members now
+};
+
+struct QueueStats {
+  std::size_t steps_held = 0;
+  std::uint64_t steps_completed = 0;
+  std::uint64_t steps_aborted = 0;
+  std::uint64_t steps_dropped_unread = 0;  // complete, no group held them, slot needed
+  std::int64_t newest_complete = -1;
+  std::map<std::string, GroupStats> groups;
+};
+
+/// One stream's steps and reader groups.
+///
+/// Contract of the writer side: each writer rank in 0..N-1 calls begin(step) and then end(step),
+/// with step numbers that increase per writer (they need not be consecutive; the writers of a step
+/// agree on its number). begin() returns false when the writer must wait for a slot; it may then
+/// be called again for the same step. close_writer() once a writer is done.
+///
+/// Thread safety: none; the owner serialises all calls.
+class StepQueue {
+ public:
+  explicit StepQueue(StreamConfig config);
+
+  const StreamConfig& config() const noexcept { return config_; }
+
+  // ---- Writers -------------------------------------------------------------------------------
+  /// Writer `rank` begins `step`. True: the step has a slot (reserved now by the first writer to
+  /// begin it, or earlier). False: the queue is full; call again once the stream changes.
+  bool begin(std::uint32_t rank, std::int64_t step);
+  /// Writer `rank` ends the step it began. True when this end completed the step, which then
+  /// becomes visible to the groups entitled to it, all at once.
+  bool end(std::uint32_t rank, std::int64_t step);
+  /// The writer is done. Once every writer has closed (or failed), readers get kEnd after the
+  /// steps already complete.
+  void close_writer(std::uint32_t rank);
+  /// The writer died or timed out: every step it had begun and not ended is aborted with
+  /// `reason`; then the stream goes on without it or ends (StreamConfig::end_on_writer_failure).
+  void fail_writer(std::uint32_t rank, const std::string& reason);
+  /// Aborts an incomplete step (the server's step timeout): its slot is freed and every group
+  /// entitled to it is told, in order, that it was skipped and why.
+  void abort_step(std::int64_t step, const std::string& reason);
+  /// True once no more steps will come: every writer closed or failed, or a failure ended it.
+  bool ended() const noexcept { return ended_; }
+
+  // ---- Reader groups -------------------------------------------------------------------------
+  /// Reader `rank` (0..size-1) joins `group`, creating it with `config` if it is new; a group's
+  /// later joins must give the same size and policy. A rank already joined is an error.
+  void join(const std::string& group, std::uint32_t rank, const GroupConfig& config);
+  /// The next thing for reader `rank` of `group`; see Delivery. Errors when the reader still
+  /// holds a step it has not released.
+  Delivery next(const std::string& group, std::uint32_t rank);
+  /// Reader `rank` is done with `step` (the one next() handed it). The step is freed once every
+  /// reader it was handed to, in every group entitled to it, has released it or left.
+  void release(const std::string& group, std::uint32_t rank, std::int64_t step);
+  /// The reader is gone (closed or died): it releases what it held; later steps are shared
+  /// among the group's other readers.
+  void leave(const std::string& group, std::uint32_t rank);
+
+  // ---- Introspection -------------------------------------------------------------------------
+  QueueStats stats() const;
+  /// Steps held now, oldest first (complete, or begun and not yet complete).
+  std::vector<std::int64_t> held_steps() const;
+  /// True when `step` is held and complete (its chunk table may be read).
+  bool is_complete(std::int64_t step) const;
+  /// Steps freed since the last call, oldest first: the owner drops their data.
+  std::vector<std::int64_t> take_freed();
+
+ private:
+  struct GroupHold {
+    std::vector<std::uint32_t> readers;  // snapshot when handed to the group
+    std::set<std::uint32_t> handed;      // readers that next() gave it to
+    std::set<std::uint32_t> released;    // readers done with it (released or left)
+  };
+  struct Step {
+    std::int64_t number = 0;
+    bool complete = false;
+    // Some group was entitled to it once complete: freed as soon as no group holds it. A step
+    // that no group was ever entitled to is kept for groups still to come, until its slot is
+    // needed.
+    bool ever_held = false;
+    std::set<std::uint32_t> begun, ended;
+    std::map<std::string, GroupHold> holds;  // groups entitled to it
+  };
+  struct Notice {
+    std::int64_t step;
+    std::string reason;
+    std::set<std::uint32_t> told;
+  };
+  struct Group {
+    GroupConfig config;
+    std::set<std::uint32_t> members;
+    std::map<std::uint32_t, std::int64_t> last_handed;   // per reader: newest step handed
+    std::map<std::uint32_t, std::int64_t> holding;       // per reader: step handed, not released
+    std::vector<Notice> notices;                         // aborted steps, oldest first
+    GroupStats stats;
+  };
+
+  Step* find_step(std::int64_t step);
+  const Step* find_step(std::int64_t step) const;
+  Group& group(const std::string& name, std::uint32_t rank);
+  void check_writer(std::uint32_t rank, const char* what) const;
+  std::uint32_t live_writers() const noexcept;
+  // Whether `group` is behind: it holds a complete step none of its readers has started.
+  bool behind(const Group& group, const std::string& name) const;
+  // Makes room for one more step if the rules allow; true when a slot is free.
+  bool free_a_slot();
+  bool all_live_writers_ended(const Step& step) const;
+  // Marks a step complete (visible to its groups) and settles it.
+  void complete(std::int64_t step);
+  // Drops the notices every member has been told about (or has read past).
+  void forget_told_notices(Group& group);
+  // A group is done with a step when every reader it was handed to released it; frees the step
+  // when no group holds it any more. Returns true when the step was freed.
+  bool settle(std::int64_t step);
+  void free_step(std::int64_t step);
+  void abort_held_step(std::int64_t step, const std::string& reason);
+  void check_end();
+
+  StreamConfig config_;
+  std::map<std::int64_t, Step> steps_;                 // held steps by number
+  std::map<std::uint32_t, std::int64_t> last_begun_;   // per writer
+  std::set<std::uint32_t> closed_, failed_;
+  std::map<std::string, Group> groups_;
+  std::vector<std::int64_t> freed_;
+  bool ended_ = false;
+  std::int64_t newest_begun_ = -1;
+  QueueStats counters_;
+};
+
+}  // namespace slipstream::stream

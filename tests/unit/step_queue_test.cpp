@@ -1,0 +1,336 @@
+// The stream queue state machine: visibility of whole steps, the queue limit counted from
+// begin-step, block and discard groups, late groups, writer and reader faults, end of stream.
+#include "stream/step_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace slipstream::stream {
+namespace {
+
+using Kind = Delivery::Kind;
+
+GroupConfig block_group(std::uint32_t size, StartAt start = StartAt::kOldest) {
+  return GroupConfig{size, QueuePolicy::kBlock, start};
+}
+GroupConfig discard_group(std::uint32_t size) {
+  return GroupConfig{size, QueuePolicy::kDiscard, StartAt::kOldest};
+}
+
+// Every writer begins and ends `step`; true when all begins got a slot.
+bool write_step(StepQueue& queue, std::int64_t step) {
+  for (std::uint32_t w = 0; w < queue.config().writers; ++w) {
+    if (!queue.begin(w, step)) return false;
+  }
+  for (std::uint32_t w = 0; w < queue.config().writers; ++w) queue.end(w, step);
+  return true;
+}
+
+// Reader takes the next step and releases it; returns the step (or -1 when none).
+std::int64_t read_step(StepQueue& queue, const std::string& group, std::uint32_t rank) {
+  Delivery d = queue.next(group, rank);
+  if (d.kind != Kind::kStep) return -1;
+  queue.release(group, rank, d.step);
+  return d.step;
+}
+
+TEST(StepQueue, StepIsVisibleOnlyWhenEveryWriterEndedIt) {
+  StepQueue queue(StreamConfig{3, 2});
+  queue.join("g", 0, block_group(1));
+  for (std::uint32_t w = 0; w < 3; ++w) ASSERT_TRUE(queue.begin(w, 0));
+  EXPECT_FALSE(queue.end(0, 0));
+  EXPECT_FALSE(queue.end(2, 0));
+  EXPECT_EQ(queue.next("g", 0).kind, Kind::kWait);
+  EXPECT_FALSE(queue.is_complete(0));
+  EXPECT_TRUE(queue.end(1, 0));
+  Delivery d = queue.next("g", 0);
+  ASSERT_EQ(d.kind, Kind::kStep);
+  EXPECT_EQ(d.step, 0);
+  EXPECT_EQ(d.readers, std::vector<std::uint32_t>{0});
+}
+
+TEST(StepQueue, LimitIsCountedFromBeginStep) {
+  // L = 1: one step in memory. The writer cannot begin step 1 while step 0 is held.
+  StepQueue queue(StreamConfig{1, 1});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  EXPECT_FALSE(queue.begin(0, 1));
+  EXPECT_EQ(queue.held_steps(), std::vector<std::int64_t>{0});
+  Delivery d = queue.next("g", 0);
+  ASSERT_EQ(d.kind, Kind::kStep);
+  EXPECT_FALSE(queue.begin(0, 1));  // being read: still held
+  queue.release("g", 0, 0);
+  EXPECT_EQ(queue.take_freed(), std::vector<std::int64_t>{0});
+  EXPECT_TRUE(queue.begin(0, 1));
+  EXPECT_EQ(queue.stats().steps_held, 1u);
+}
+
+TEST(StepQueue, BlockGroupSeesEveryStepInOrderAndHoldsWriters) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(2));
+  queue.join("g", 1, block_group(2));
+  ASSERT_TRUE(write_step(queue, 10));
+  ASSERT_TRUE(write_step(queue, 11));
+  EXPECT_FALSE(queue.begin(0, 12));  // two steps held, nobody read them
+  // Both readers get step 10 with the same reader table, then 11.
+  Delivery a = queue.next("g", 0), b = queue.next("g", 1);
+  ASSERT_EQ(a.kind, Kind::kStep);
+  EXPECT_EQ(a.step, 10);
+  EXPECT_EQ(b.step, 10);
+  EXPECT_EQ(a.readers, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(a.readers, b.readers);
+  queue.release("g", 0, 10);
+  EXPECT_FALSE(queue.begin(0, 12));  // reader 1 still reads step 10
+  queue.release("g", 1, 10);
+  EXPECT_TRUE(queue.begin(0, 12));
+  EXPECT_EQ(read_step(queue, "g", 0), 11);
+  EXPECT_EQ(read_step(queue, "g", 1), 11);
+}
+
+TEST(StepQueue, DiscardGroupSkipsTheNewestStepWhenBehindAndNeverHoldsWriters) {
+  StepQueue queue(StreamConfig{1, 2});
+  queue.join("fast", 0, block_group(1));
+  queue.join("slow", 0, discard_group(1));
+  for (std::int64_t step = 0; step < 10; ++step) {
+    ASSERT_TRUE(write_step(queue, step)) << step;
+    EXPECT_EQ(read_step(queue, "fast", 0), step);
+    EXPECT_LE(queue.stats().steps_held, 2u);
+  }
+  // The slow group kept the step it had not started and skipped the ones begun while behind.
+  QueueStats stats = queue.stats();
+  EXPECT_EQ(stats.groups.at("slow").discarded, 9u);
+  EXPECT_EQ(stats.groups.at("fast").delivered, 10u);
+  EXPECT_EQ(read_step(queue, "slow", 0), 0);
+  EXPECT_EQ(queue.next("slow", 0).kind, Kind::kWait);
+}
+
+TEST(StepQueue, DiscardGroupsUnstartedStepIsTakenWhenAWriterNeedsTheSlot) {
+  StepQueue queue(StreamConfig{1, 1});
+  queue.join("fast", 0, block_group(1));
+  queue.join("slow", 0, discard_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  EXPECT_EQ(read_step(queue, "fast", 0), 0);
+  // Step 0 is held only by the slow group, which has not started it: the writer takes the slot.
+  ASSERT_TRUE(write_step(queue, 1));
+  EXPECT_EQ(queue.stats().groups.at("slow").discarded, 1u);
+  EXPECT_EQ(queue.held_steps(), std::vector<std::int64_t>{1});
+  // A step the slow group is reading is not taken from it.
+  Delivery d = queue.next("slow", 0);
+  ASSERT_EQ(d.step, 1);
+  EXPECT_EQ(read_step(queue, "fast", 0), 1);
+  EXPECT_FALSE(queue.begin(0, 2));
+  queue.release("slow", 0, 1);
+  EXPECT_TRUE(queue.begin(0, 2));
+}
+
+TEST(StepQueue, LateGroupsStartAtTheOldestHeldStepOrTheNextOne) {
+  StepQueue queue(StreamConfig{1, 3});
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(write_step(queue, 1));
+  queue.join("old", 0, block_group(1, StartAt::kOldest));
+  queue.join("new", 0, block_group(1, StartAt::kNewest));
+  ASSERT_TRUE(write_step(queue, 2));
+  EXPECT_EQ(read_step(queue, "old", 0), 0);
+  EXPECT_EQ(read_step(queue, "old", 0), 1);
+  EXPECT_EQ(read_step(queue, "old", 0), 2);
+  EXPECT_EQ(read_step(queue, "new", 0), 2);
+  EXPECT_EQ(queue.next("new", 0).kind, Kind::kWait);
+}
+
+TEST(StepQueue, StepsNobodyWantsAreDroppedOnlyAfterTheExpectedGroupsJoined) {
+  StreamConfig config{1, 2};
+  config.expected_groups = 1;
+  StepQueue queue(config);
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(write_step(queue, 1));
+  EXPECT_FALSE(queue.begin(0, 2));  // kept for the group still to come: the writer waits
+  queue.join("g", 0, block_group(1));
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  EXPECT_TRUE(queue.begin(0, 2));
+
+  StepQueue eager(StreamConfig{1, 2});  // expected_groups = 0: the oldest is dropped, counted
+  ASSERT_TRUE(write_step(eager, 0));
+  ASSERT_TRUE(write_step(eager, 1));
+  ASSERT_TRUE(write_step(eager, 2));
+  EXPECT_EQ(eager.stats().steps_dropped_unread, 1u);
+  EXPECT_EQ(eager.held_steps(), (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST(StepQueue, WriterFailureAbortsItsStepAndTheStreamGoesOnWithTheOthers) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.begin(0, 1));
+  ASSERT_TRUE(queue.begin(1, 1));
+  queue.end(0, 1);
+  queue.fail_writer(1, "writer 1 disconnected during step 1");
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  Delivery skipped = queue.next("g", 0);
+  ASSERT_EQ(skipped.kind, Kind::kSkipped);
+  EXPECT_EQ(skipped.step, 1);
+  EXPECT_EQ(skipped.reason, "writer 1 disconnected during step 1");
+  // Writer 0 alone completes the next step.
+  ASSERT_TRUE(queue.begin(0, 2));
+  EXPECT_TRUE(queue.end(0, 2));
+  EXPECT_EQ(read_step(queue, "g", 0), 2);
+  EXPECT_THROW(queue.begin(1, 3), QueueError);
+  QueueStats stats = queue.stats();
+  EXPECT_EQ(stats.steps_aborted, 1u);
+  EXPECT_EQ(stats.groups.at("g").aborted, 1u);
+}
+
+TEST(StepQueue, WriterFailureCanEndTheStream) {
+  StreamConfig config{2, 2};
+  config.end_on_writer_failure = true;
+  StepQueue queue(config);
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.begin(0, 1));
+  queue.fail_writer(1, "killed");
+  EXPECT_TRUE(queue.ended());
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  EXPECT_EQ(queue.next("g", 0).kind, Kind::kSkipped);
+  EXPECT_EQ(queue.next("g", 0).kind, Kind::kEnd);
+}
+
+TEST(StepQueue, ReaderThatLeavesGivesBackItsShareAndTheGroupShrinks) {
+  StepQueue queue(StreamConfig{1, 2});
+  for (std::uint32_t r = 0; r < 3; ++r) queue.join("g", r, block_group(3));
+  ASSERT_TRUE(write_step(queue, 0));
+  for (std::uint32_t r = 0; r < 3; ++r) ASSERT_EQ(queue.next("g", r).kind, Kind::kStep);
+  queue.release("g", 0, 0);
+  queue.release("g", 2, 0);
+  queue.leave("g", 1);  // died while holding step 0
+  EXPECT_EQ(queue.take_freed(), std::vector<std::int64_t>{0});
+  ASSERT_TRUE(write_step(queue, 1));
+  Delivery d = queue.next("g", 2);
+  ASSERT_EQ(d.kind, Kind::kStep);
+  EXPECT_EQ(d.readers, (std::vector<std::uint32_t>{0, 2}));
+}
+
+TEST(StepQueue, ClosedWritersEndTheStreamAfterTheQueuedSteps) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  queue.close_writer(0);
+  EXPECT_FALSE(queue.ended());
+  ASSERT_TRUE(queue.begin(1, 1));  // the other writer goes on alone
+  EXPECT_TRUE(queue.end(1, 1));
+  queue.close_writer(1);
+  EXPECT_TRUE(queue.ended());
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  EXPECT_EQ(read_step(queue, "g", 0), 1);
+  EXPECT_EQ(queue.next("g", 0).kind, Kind::kEnd);
+}
+
+TEST(StepQueue, ClosingAfterEndingDoesNotCompleteOthersSteps) {
+  StepQueue queue(StreamConfig{3, 2});
+  for (std::uint32_t w = 0; w < 3; ++w) ASSERT_TRUE(queue.begin(w, 0));
+  queue.end(0, 0);
+  queue.close_writer(0);
+  EXPECT_FALSE(queue.end(1, 0));  // writer 2 has not ended it
+  EXPECT_TRUE(queue.end(2, 0));
+}
+
+TEST(StepQueue, MisuseIsAnErrorThatSaysWhatWasExpected) {
+  StepQueue queue(StreamConfig{2, 2});
+  EXPECT_THROW(StepQueue(StreamConfig{0, 2}), QueueError);
+  EXPECT_THROW(StepQueue(StreamConfig{1, 0}), QueueError);
+  EXPECT_THROW(queue.begin(2, 0), QueueError);
+  ASSERT_TRUE(queue.begin(0, 5));
+  try {
+    queue.begin(0, 6);
+    FAIL() << "began a step with one open";
+  } catch (const QueueError& e) {
+    EXPECT_NE(std::string(e.what()).find("has not ended step 5"), std::string::npos) << e.what();
+  }
+  queue.end(0, 5);
+  EXPECT_THROW(queue.end(0, 5), QueueError);
+  EXPECT_THROW(queue.begin(0, 4), QueueError);
+  EXPECT_THROW(queue.end(1, 5), QueueError);  // not begun
+  queue.join("g", 0, block_group(2));
+  EXPECT_THROW(queue.join("g", 0, block_group(2)), QueueError);
+  EXPECT_THROW(queue.join("g", 1, block_group(3)), QueueError);
+  EXPECT_THROW(queue.join("g", 1, discard_group(2)), QueueError);
+  EXPECT_THROW(queue.join("h", 4, block_group(2)), QueueError);
+  EXPECT_THROW(queue.next("g", 1), QueueError);  // not a member
+  ASSERT_TRUE(queue.begin(1, 5));
+  queue.end(1, 5);
+  ASSERT_EQ(queue.next("g", 0).step, 5);
+  EXPECT_THROW(queue.next("g", 0), QueueError);  // holds step 5
+  EXPECT_THROW(queue.release("g", 0, 4), QueueError);
+}
+
+// Random interleavings of 3 writers, a blocking group of 3 and a discarding group of 1, with a
+// writer failure and a reader leaving: the queue never holds more than L steps, no step is seen
+// before it is complete, blocking readers see every complete step in order, and everything is
+// freed at the end.
+TEST(StepQueue, RandomInterleavingsKeepTheInvariants) {
+  for (std::uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    const std::size_t limit = 1 + rng() % 3;
+    StepQueue queue(StreamConfig{3, limit});
+    for (std::uint32_t r = 0; r < 3; ++r) queue.join("block", r, block_group(3));
+    queue.join("discard", 0, discard_group(1));
+    std::vector<std::int64_t> next_step(3, 0);    // per writer: next step to begin
+    std::vector<bool> open(3, false), dead(3, false);
+    std::vector<bool> reader_gone(3, false);
+    std::vector<std::int64_t> holding(4, -1);     // readers 0..2 of block, 3 = discard
+    std::vector<std::int64_t> last_seen(4, -1);
+    std::set<std::int64_t> completed;
+    const int steps = 12;
+    for (int op = 0; op < 2000; ++op) {
+      if (op == 1000) {
+        queue.fail_writer(2, "killed");
+        dead[2] = true;
+      }
+      if (op == 1500) {
+        queue.leave("block", 1);
+        reader_gone[1] = true;
+        holding[1] = -1;
+      }
+      const unsigned choice = rng() % 9;
+      const std::uint32_t who = rng() % 3;
+      if (choice < 4) {  // a writer moves
+        if (dead[who] || next_step[who] >= steps) continue;
+        if (!open[who]) {
+          open[who] = queue.begin(who, next_step[who]);
+        } else {
+          if (queue.end(who, next_step[who])) completed.insert(next_step[who]);
+          open[who] = false;
+          ++next_step[who];
+        }
+      } else {  // a reader moves
+        const std::uint32_t reader = rng() % 4;
+        const std::string group = reader < 3 ? "block" : "discard";
+        const std::uint32_t rank = reader < 3 ? reader : 0;
+        if (reader < 3 && reader_gone[reader]) continue;
+        if (holding[reader] >= 0) {
+          queue.release(group, rank, holding[reader]);
+          holding[reader] = -1;
+          continue;
+        }
+        Delivery d = queue.next(group, rank);
+        if (d.kind == Kind::kStep) {
+          ASSERT_TRUE(completed.count(d.step)) << "seed " << seed << ": step " << d.step;
+          ASSERT_GT(d.step, last_seen[reader]) << "seed " << seed;
+          if (reader < 3 && !dead[0] && !dead[1] && !dead[2]) {
+            // No failure yet: a blocking reader sees every step, none skipped.
+            ASSERT_EQ(d.step, last_seen[reader] + 1) << "seed " << seed;
+          }
+          last_seen[reader] = d.step;
+          holding[reader] = d.step;
+        } else if (d.kind == Kind::kSkipped) {
+          last_seen[reader] = d.step;
+        }
+      }
+      ASSERT_LE(queue.stats().steps_held, limit) << "seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace slipstream::stream
