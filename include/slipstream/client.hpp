@@ -422,8 +422,11 @@ class SLIPSTREAM_API Client {
   /// (as kError), in order.
   std::vector<Reply> commands(const std::vector<std::vector<std::string_view>>& batch);
 
- private:
+  /// The connection machinery, opaque outside the library (stream writers and readers own one
+  /// each: the server binds their ranks to their connections).
   class Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -21,6 +21,7 @@
 #include "server/store/keyspace.hpp"
 #include "server/shm/shm.hpp"
 #include "server/store/waits.hpp"
+#include "server/stream/stream_registry.hpp"
 
 namespace slipstream::server {
 
@@ -68,6 +69,8 @@ class Server {
 
   Keyspace& keyspace() noexcept { return keyspace_; }
   WaitRegistry& waits() noexcept { return waits_; }
+  /// The SS.STREAM.* streams.
+  StreamRegistry& streams() noexcept { return streams_; }
   const CommandTable& commands() const noexcept { return commands_; }
   /// The cluster map in cluster mode (--cluster-nodes), else null.
   const Cluster* cluster() const noexcept { return cluster_.get(); }
@@ -130,6 +133,7 @@ class Server {
   ClientLimits client_limits_;
   Keyspace keyspace_;
   WaitRegistry waits_;
+  StreamRegistry streams_;
   CommandTable commands_;
   std::unique_ptr<const Cluster> cluster_;
   Stats stats_;

@@ -296,6 +296,7 @@ void StepQueue::join(const std::string& name, std::uint32_t rank, const GroupCon
                      "' has already joined");
   }
   group.last_handed[rank] = -1;
+  if (group.members.size() == group.config.size) group.assembled = true;
 }
 
 Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
@@ -304,6 +305,8 @@ Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
     throw QueueError("next step: reader " + std::to_string(rank) + " of group '" + name +
                      "' still holds " + step_text(holding->second) + "; release it first");
   }
+  // A group starts once all its readers have joined, so that none misses the first steps.
+  if (!group.assembled) return Delivery{};
   const std::int64_t after = group.last_handed[rank];
   // The next step for this reader: the oldest held step after the last one it was handed that the
   // group is entitled to and whose reader snapshot (if taken) includes it.

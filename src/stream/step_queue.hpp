@@ -128,8 +128,10 @@ class StepQueue {
   /// Reader `rank` (0..size-1) joins `group`, creating it with `config` if it is new; a group's
   /// later joins must give the same size and policy. A rank already joined is an error.
   void join(const std::string& group, std::uint32_t rank, const GroupConfig& config);
-  /// The next thing for reader `rank` of `group`; see Delivery. Errors when the reader still
-  /// holds a step it has not released.
+  /// The next thing for reader `rank` of `group`; see Delivery. Nothing is handed out (kWait)
+  /// until all the group's readers have joined once, so that none misses the first steps; after
+  /// that, readers that leave shrink the group. Errors when the reader still holds a step it has
+  /// not released.
   Delivery next(const std::string& group, std::uint32_t rank);
   /// Reader `rank` is done with `step` (the one next() handed it). The step is freed once every
   /// reader it was handed to, in every group entitled to it, has released it or left.
@@ -174,6 +176,7 @@ class StepQueue {
     std::map<std::uint32_t, std::int64_t> last_handed;   // per reader: newest step handed
     std::map<std::uint32_t, std::int64_t> holding;       // per reader: step handed, not released
     std::vector<Notice> notices;                         // aborted steps, oldest first
+    bool assembled = false;  // all `size` readers have joined once: steps are handed out
     GroupStats stats;
   };
 

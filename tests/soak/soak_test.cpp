@@ -52,6 +52,13 @@ constexpr int kCallTimeoutMs = 30000;
 constexpr std::size_t kMiB = 1024 * 1024;
 // Allocators keep pages after a flush: RSS only has to come back within this of its baseline.
 constexpr std::size_t kRssSlack = 64 * kMiB;
+// Under AddressSanitizer (this test and its server are built alike) freed memory is held in a
+// quarantine and RSS does not come back: only used_memory and descriptors are checked then.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCheckRss = false;
+#else
+constexpr bool kCheckRss = true;
+#endif
 
 constexpr const char* kScriptKey = "soak:script";
 // f is called by AI.SCRIPTRUN (positional tensors), g by AI.SCRIPTEXECUTE (RedisAI 1.2 form).
@@ -460,6 +467,9 @@ void disconnector_client(int port, Shared& shared) {
 
 /// Sends malformed input; the server may answer an error and must close or keep the connection,
 /// never fall over. Replies are read raw, since they need not be valid for the parser.
+// ECHO with NUL bytes inside its arguments (sizeof counts the literal's own terminator).
+constexpr char kWithNulBytes[] = "*2\r\n$4\r\nE\0HO\r\n$1\r\n\0\r\n";
+
 void garbage_client(int port, Shared& shared) {
   Counts ops, errors;
   std::mt19937_64 rng(0x6a5b);
@@ -471,7 +481,7 @@ void garbage_client(int port, Shared& shared) {
       "\x01\x02 NOTACOMMAND foo\r\n",
       std::string(100 * 1024, 'A'),  // an inline request longer than its 64 KiB limit
       "*-7\r\n*0\r\n$0\r\n\r\n",
-      std::string("*2\r\n$4\r\nE\0HO\r\n$1\r\n\0\r\n", 23),
+      std::string(kWithNulBytes, sizeof kWithNulBytes - 1),
   };
   for (std::uint64_t round = 0; !shared.stop.load(); ++round) {
     std::string bytes;
@@ -782,7 +792,7 @@ int main(int argc, char** argv) {
       problems.push_back("used_memory " + std::to_string(after.used_memory) +
                          " after FLUSHALL, baseline " + std::to_string(baseline.used_memory));
     }
-    if (after.rss > baseline.rss + kRssSlack) {
+    if (kCheckRss && after.rss > baseline.rss + kRssSlack) {
       problems.push_back("RSS " + mib(after.rss) + " after FLUSHALL, over baseline " +
                          mib(baseline.rss) + " + " + mib(kRssSlack));
     }

@@ -52,6 +52,17 @@ TEST(StepQueue, StepIsVisibleOnlyWhenEveryWriterEndedIt) {
   EXPECT_EQ(d.readers, std::vector<std::uint32_t>{0});
 }
 
+TEST(StepQueue, GroupStartsOnceAllItsReadersHaveJoined) {
+  StepQueue queue(StreamConfig{1, 2});
+  queue.join("g", 1, block_group(2));
+  ASSERT_TRUE(write_step(queue, 0));
+  EXPECT_EQ(queue.next("g", 1).kind, Kind::kWait);  // reader 0 has not joined yet
+  queue.join("g", 0, block_group(2));
+  Delivery d = queue.next("g", 1);
+  ASSERT_EQ(d.kind, Kind::kStep);
+  EXPECT_EQ(d.readers, (std::vector<std::uint32_t>{0, 1}));
+}
+
 TEST(StepQueue, LimitIsCountedFromBeginStep) {
   // L = 1: one step in memory. The writer cannot begin step 1 while step 0 is held.
   StepQueue queue(StreamConfig{1, 1});
@@ -257,6 +268,7 @@ TEST(StepQueue, MisuseIsAnErrorThatSaysWhatWasExpected) {
   EXPECT_THROW(queue.join("g", 1, discard_group(2)), QueueError);
   EXPECT_THROW(queue.join("h", 4, block_group(2)), QueueError);
   EXPECT_THROW(queue.next("g", 1), QueueError);  // not a member
+  queue.join("g", 1, block_group(2));
   ASSERT_TRUE(queue.begin(1, 5));
   queue.end(1, 5);
   ASSERT_EQ(queue.next("g", 0).step, 5);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include "common/ascii.hpp"
+#include "server/stream/stream_commands.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -27,6 +28,7 @@ CommandTable::CommandTable() {
   add_native_commands(specs_);
   add_cluster_commands(specs_);
   add_shm_commands(specs_);
+  add_stream_commands(specs_);
   for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
 }
 

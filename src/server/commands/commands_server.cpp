@@ -182,6 +182,12 @@ void info_keyspace(Server& s, std::string& out) {
   if (keys > 0) out += fmt::format("db0:keys={},expires=0,avg_ttl=0\r\n", keys);
 }
 
+void info_streams(Server& s, std::string& out) {
+  const StreamTotals totals = s.streams().totals();
+  out += fmt::format("streams:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\n",
+                     totals.streams, totals.bytes_held, totals.steps_held);
+}
+
 const std::vector<InfoSection>& info_sections() {
   static const std::vector<InfoSection> sections = {
       {"server", "Server", true, info_server},
@@ -192,6 +198,7 @@ const std::vector<InfoSection>& info_sections() {
       {"cpu", "CPU", true, info_cpu},
       {"cluster", "Cluster", true, info_cluster},
       {"keyspace", "Keyspace", true, info_keyspace},
+      {"streams", "Streams", true, info_streams},
       {"models", "Models", false, info_models},
   };
   return sections;

@@ -74,6 +74,7 @@ Connection::~Connection() {
 }
 
 void Connection::stop_at_shutdown() {
+  take_close_hooks();  // a server that stops is no client leaving
   close();
   parked_self_.reset();
 }
@@ -380,6 +381,7 @@ void Connection::close() {
   if (timer_) timer_->cancel();
   if (soft_limit_timer_) soft_limit_timer_->cancel();
   shm.reset();  // a client that leaves, however it ends, gives back its loans and leases
+  for (auto& hook : take_close_hooks()) hook();  // e.g. its stream ranks fail or leave
   asio::error_code ignored;
   socket_.shutdown(asio::socket_base::shutdown_both, ignored);
   socket_.close(ignored);

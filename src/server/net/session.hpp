@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace slipstream::server {
 
@@ -50,11 +52,21 @@ class Session {
   /// Closes the connection at server shutdown, once no I/O thread runs.
   virtual void stop_at_shutdown() = 0;
 
+  /// Runs `hook` once, on the connection's thread, when the connection closes for any reason but
+  /// server shutdown (after a parked request was withdrawn). Call from the connection's thread;
+  /// `hook` must not throw.
+  void on_close(std::function<void()> hook) { close_hooks_.push_back(std::move(hook)); }
+
  protected:
   explicit Session(std::uint64_t id) : id_(id) {}
+  /// The hooks given to on_close() so far; the caller runs them or drops them.
+  std::vector<std::function<void()>> take_close_hooks() noexcept {
+    return std::exchange(close_hooks_, {});
+  }
 
  private:
   std::uint64_t id_;
+  std::vector<std::function<void()>> close_hooks_;
 };
 
 }  // namespace slipstream::server

@@ -1,0 +1,212 @@
+// Streams in the C++ client: StreamWriter publishes a simulation's steps as openPMD-shaped record
+// components made of chunks; StreamReader, one of a group of readers, takes its share of every
+// step. See docs/streams.md for the data model, strategies, queue policies and faults.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "slipstream/client.hpp"
+#include "slipstream/export.hpp"
+#include "slipstream/stream_chunks.hpp"
+#include "slipstream/tensor.hpp"
+
+namespace slipstream {
+
+/// An attribute value: openPMD's string, integer and floating-point scalars and arrays.
+using AttributeValue = std::variant<std::string, std::int64_t, double, std::vector<std::string>,
+                                    std::vector<std::int64_t>, std::vector<double>>;
+
+/// One attribute as a reader sees it. `step` is -1 for a stream-level attribute; `path` is "/" for
+/// the stream or step itself, else a record or component path (`meshes/E`, `meshes/E/x`).
+struct StreamAttribute {
+  std::int64_t step = -1;
+  std::string path;
+  std::string name;
+  AttributeValue value;
+};
+
+/// How a writer attaches to a stream. The first writer to attach (or the first reader to join)
+/// creates the stream; every writer must give the same options.
+struct StreamWriterOptions {
+  /// Steps held at once (reserved at begin_step, so 1 means one step in memory).
+  std::size_t queue_limit = 2;
+  /// Groups the writers wait for before steps that no group wants may be dropped.
+  std::uint32_t expected_groups = 0;
+  /// True: a writer that dies ends the stream; false: the others go on without it.
+  bool end_on_writer_failure = false;
+  /// A step not ended by every writer within this time is aborted; zero: no limit.
+  std::chrono::milliseconds step_timeout{0};
+  /// Longest wait of begin_step for a slot; zero waits as long as it takes.
+  std::chrono::milliseconds begin_timeout{0};
+  /// This writer's host, for the readers' hostname_ strategies. Empty: this machine's hostname.
+  std::string hostname;
+};
+
+/// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process
+/// cannot write as this rank, and a connection that breaks is a writer failure).
+///
+/// Deferred I/O, as openPMD's storeChunk: put_chunk() and set_attribute() borrow their buffers
+/// and send nothing until end_step(), which sends the whole step in one round trip. Keep the
+/// buffers alive and unchanged until end_step() returns.
+///
+/// Thread safety: one thread at a time.
+class SLIPSTREAM_API StreamWriter {
+ public:
+  /// Attaches as writer `rank` of `writers` to `stream` on the server of `client_options`.
+  /// Throws ServerError when the stream exists with other options or the rank is taken.
+  StreamWriter(const ClientOptions& client_options, std::string_view stream, std::uint32_t rank,
+               std::uint32_t writers, StreamWriterOptions options = {});
+  /// Closes the stream for this writer (as close()); errors are not reported from here.
+  ~StreamWriter();
+  StreamWriter(StreamWriter&&) noexcept;
+  StreamWriter& operator=(StreamWriter&&) noexcept;
+  StreamWriter(const StreamWriter&) = delete;
+  StreamWriter& operator=(const StreamWriter&) = delete;
+
+  /// Begins `step` (numbers increase per writer; all writers of a step give the same number).
+  /// Blocks while the queue is full. Throws TimeoutError after options.begin_timeout.
+  void begin_step(std::int64_t step);
+  /// Adds a chunk of `component` (an openPMD path such as `meshes/E/x`) to the step begun: the
+  /// box at `offset` with `extent` elements per dimension (row-major bytes) within the
+  /// component's `global_extent`. Borrows `data` until end_step().
+  void put_chunk(std::string_view component, DType dtype,
+                 std::span<const std::uint64_t> global_extent,
+                 std::span<const std::uint64_t> offset, std::span<const std::uint64_t> extent,
+                 const void* data, std::size_t bytes);
+  template <typename T>
+  void put_chunk(std::string_view component, std::span<const std::uint64_t> global_extent,
+                 std::span<const std::uint64_t> offset, std::span<const std::uint64_t> extent,
+                 std::span<const T> data) {
+    put_chunk(component, dtype_of<T>, global_extent, offset, extent, data.data(),
+              data.size_bytes());
+  }
+  /// Sets an attribute of the step begun (`path` "/" for the step itself: time, dt, ...).
+  void set_attribute(std::string_view path, std::string_view name, AttributeValue value);
+  /// Sets a stream-level attribute (sent with the next end_step(), or at once when no step is
+  /// open).
+  void set_stream_attribute(std::string_view path, std::string_view name, AttributeValue value);
+  /// Sends the step's chunks and attributes and ends it. The step becomes visible to readers when
+  /// every writer has ended it. Throws the first error the server reported for the step.
+  void end_step();
+  /// This writer is done. Once every writer has closed, readers get the end of the stream.
+  void close();
+
+  const std::string& stream() const noexcept;
+  std::uint32_t rank() const noexcept;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// How a reader joins a group.
+struct StreamReaderOptions {
+  enum class Policy { kBlock, kDiscard };
+  enum class Start { kOldest, kNewest };
+  /// Block: the group sees every step and writers wait for it. Discard: writers never wait for
+  /// its backlog; steps it falls behind on are skipped for it (counted).
+  Policy policy = Policy::kBlock;
+  /// A group that joins after steps exist starts at the oldest held or the next step.
+  Start start = Start::kOldest;
+  /// The group's chunk distribution strategy (docs/streams.md); every member must agree.
+  std::string strategy = "hostname_binpacking_slicedataset";
+  stream::StrategyOptions strategy_options;
+  /// Longest wait of next_step(); zero waits as long as it takes.
+  std::chrono::milliseconds next_timeout{0};
+  /// This reader's host. Empty: this machine's hostname.
+  std::string hostname;
+};
+
+/// A record component of a step as the reader sees it: every chunk the writers put (all ranks),
+/// and this reader's share as computed by the group's strategy.
+struct StreamComponent {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::uint64_t> global_extent;
+  stream::ChunkTable chunks;  ///< every chunk of the step, in the writers' order
+  stream::ChunkTable mine;    ///< this reader's pieces (may cut chunks), source ranks kept
+};
+
+/// One piece of this reader's share with its bytes (row-major, `piece.extent` elements).
+struct StreamPiece {
+  stream::Chunk piece;
+  std::vector<std::byte> bytes;
+};
+
+class StreamReader;
+
+/// A step handed to this reader. Load what you need, then release() (or let it go out of scope).
+class SLIPSTREAM_API StreamStep {
+ public:
+  StreamStep(StreamStep&&) noexcept;
+  StreamStep& operator=(StreamStep&&) noexcept;
+  ~StreamStep();
+
+  std::int64_t number() const noexcept;
+  /// The group's readers for this step (their ranks) and this reader's index among them, which
+  /// is its rank for the strategy.
+  const std::vector<std::uint32_t>& readers() const noexcept;
+  std::uint32_t index() const noexcept;
+  const std::vector<StreamComponent>& components() const noexcept;
+  /// The component called `name`, or nullptr.
+  const StreamComponent* component(std::string_view name) const noexcept;
+  /// Stream-level attributes and this step's.
+  const std::vector<StreamAttribute>& attributes() const noexcept;
+  /// This reader's pieces of `component` with their bytes: the chunks they come from are fetched
+  /// in one round trip.
+  std::vector<StreamPiece> load(std::string_view component);
+  /// Done with the step: the writers may reuse its slot once every reader has released it.
+  void release();
+
+ private:
+  friend class StreamReader;
+  class Impl;
+  explicit StreamStep(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// What next_step() found.
+struct StreamNext {
+  enum class Kind { kStep, kSkipped, kEnd, kTimeout };
+  Kind kind = Kind::kTimeout;
+  std::optional<StreamStep> step;  ///< for kStep
+  std::int64_t skipped_step = -1;  ///< for kSkipped
+  std::string reason;              ///< for kSkipped: why the step was aborted
+};
+
+/// One reader of a group, over its own connection (the (group, rank) is bound to it; a
+/// connection that breaks is a reader leaving, and the group goes on without it).
+///
+/// Thread safety: one thread at a time.
+class SLIPSTREAM_API StreamReader {
+ public:
+  /// Joins `group` of `size` readers as `rank` on `stream` (created, waiting for its writers, if
+  /// none has attached yet).
+  StreamReader(const ClientOptions& client_options, std::string_view stream,
+               std::string_view group, std::uint32_t rank, std::uint32_t size,
+               StreamReaderOptions options = {});
+  /// Leaves the group.
+  ~StreamReader();
+  StreamReader(StreamReader&&) noexcept;
+  StreamReader& operator=(StreamReader&&) noexcept;
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  /// Waits for the next step for this reader (releasing the previous one if still held).
+  StreamNext next_step();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slipstream

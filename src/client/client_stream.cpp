@@ -1,0 +1,601 @@
+// StreamWriter and StreamReader (include/slipstream/stream.hpp) over the SS.STREAM.* commands.
+// Each writer and reader has its own connection: the server binds its rank to it.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+
+#include "client/client_impl.hpp"
+#include "client/connection.hpp"
+#include "client/request.hpp"
+#include "client/server_errors.hpp"
+#include "slipstream/stream.hpp"
+
+namespace slipstream {
+namespace {
+
+using client::Request;
+using std::chrono::milliseconds;
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string extent_text(std::span<const std::uint64_t> values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> parse_extent(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    std::size_t end = text.find(',', begin);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = text.substr(begin, end - begin);
+    std::uint64_t value = 0;
+    if (part.empty()) throw ProtocolError("stream reply: bad extent '" + std::string(text) + "'");
+    for (char c : part) {
+      if (c < '0' || c > '9' || value > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) {
+        throw ProtocolError("stream reply: bad extent '" + std::string(text) + "'");
+      }
+      value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    out.push_back(value);
+    begin = end + 1;
+  }
+  return out;
+}
+
+const Reply& element(const Reply& reply, std::size_t i, std::string_view what) {
+  if (!reply.is_array() || reply.elements.size() <= i) {
+    throw ProtocolError("stream reply: " + std::string(what) + " is missing");
+  }
+  return reply.elements[i];
+}
+
+std::uint64_t product(std::span<const std::uint64_t> extent) {
+  std::uint64_t n = 1;
+  for (std::uint64_t e : extent) n *= e;
+  return n;
+}
+
+// The wire type of an attribute value and its values as text, for SS.STREAM.ATTR.
+std::pair<std::string_view, std::vector<std::string>> attribute_wire(const AttributeValue& value) {
+  auto text = [](double d) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", d);
+    return std::string(buffer);
+  };
+  switch (value.index()) {
+    case 0: return {"string", {std::get<std::string>(value)}};
+    case 1: return {"int", {std::to_string(std::get<std::int64_t>(value))}};
+    case 2: return {"float", {text(std::get<double>(value))}};
+    case 3: return {"strings", std::get<std::vector<std::string>>(value)};
+    case 4: {
+      std::vector<std::string> out;
+      for (std::int64_t v : std::get<std::vector<std::int64_t>>(value)) out.push_back(std::to_string(v));
+      return {"ints", out};
+    }
+    default: {
+      std::vector<std::string> out;
+      for (double v : std::get<std::vector<double>>(value)) out.push_back(text(v));
+      return {"floats", out};
+    }
+  }
+}
+
+AttributeValue parse_attribute(std::string_view type, const Reply& value) {
+  auto values = [&] {
+    std::vector<std::string> out;
+    if (value.is_array()) {
+      for (const Reply& v : value.elements) out.push_back(v.string);
+    } else {
+      out.push_back(value.string);
+    }
+    return out;
+  };
+  auto to_int = [](const std::string& s) { return static_cast<std::int64_t>(std::stoll(s)); };
+  try {
+    if (type == "string") return value.string;
+    if (type == "int") return value.is_integer() ? value.integer : to_int(value.string);
+    if (type == "float") return std::stod(value.string);
+    if (type == "strings") return values();
+    if (type == "ints") {
+      std::vector<std::int64_t> out;
+      for (const auto& s : values()) out.push_back(to_int(s));
+      return out;
+    }
+    if (type == "floats") {
+      std::vector<double> out;
+      for (const auto& s : values()) out.push_back(std::stod(s));
+      return out;
+    }
+  } catch (const std::logic_error&) {
+    throw ProtocolError("stream reply: bad " + std::string(type) + " attribute value");
+  }
+  throw ProtocolError("stream reply: unknown attribute type '" + std::string(type) + "'");
+}
+
+milliseconds wait_of(milliseconds timeout) { return timeout.count() == 0 ? kWaitForever : timeout; }
+
+// Copies the box `piece` out of the row-major bytes of `chunk`, which contains it.
+std::vector<std::byte> cut_piece(const stream::Chunk& chunk, const stream::Chunk& piece,
+                                 std::size_t element_size, const std::string& bytes) {
+  const std::size_t dims = chunk.extent.size();
+  std::vector<std::byte> out(product(piece.extent) * element_size);
+  if (out.empty()) return out;
+  if (piece == chunk || dims == 0) {
+    std::memcpy(out.data(), bytes.data(), out.size());
+    return out;
+  }
+  // Rows along the last dimension are contiguous: walk every row of the piece.
+  const std::size_t row = piece.extent[dims - 1] * element_size;
+  std::vector<std::uint64_t> index(dims, 0);  // position within the piece, last dim fixed at 0
+  for (std::size_t written = 0; written < out.size(); written += row) {
+    std::uint64_t source = 0;
+    for (std::size_t d = 0; d < dims; ++d) {
+      source = source * chunk.extent[d] + (piece.offset[d] - chunk.offset[d] + index[d]);
+    }
+    std::memcpy(out.data() + written, bytes.data() + source * element_size, row);
+    for (std::size_t d = dims - 1; d-- > 0;) {  // next row: odometer over dims 0..dims-2
+      if (++index[d] < piece.extent[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+bool contains(const stream::Chunk& chunk, const stream::Chunk& piece) {
+  if (chunk.source_rank != piece.source_rank || chunk.offset.size() != piece.offset.size()) {
+    return false;
+  }
+  for (std::size_t d = 0; d < chunk.offset.size(); ++d) {
+    if (piece.offset[d] < chunk.offset[d] ||
+        piece.offset[d] + piece.extent[d] > chunk.offset[d] + chunk.extent[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- StreamWriter --------------------------------------------------------------------------------
+
+class StreamWriter::Impl {
+ public:
+  Impl(const ClientOptions& client_options, std::string_view stream, std::uint32_t rank,
+       StreamWriterOptions options)
+      : client(client_options), stream(stream), rank(rank), options(std::move(options)) {}
+
+  // Strings the pending request borrows (long arguments are referenced, not copied).
+  std::string_view keep(std::string text) { return owned.emplace_back(std::move(text)); }
+  void start(std::size_t argc, std::string_view command, std::int64_t step) {
+    pending.command(argc);
+    pending.arg(command);
+    pending.arg(stream);
+    pending.arg(static_cast<std::int64_t>(rank));
+    pending.arg(step);
+    ++pending_count;
+  }
+  void add_attribute(std::int64_t step, std::string_view path, std::string_view name,
+                     const AttributeValue& value) {
+    auto [type, values] = attribute_wire(value);
+    if (type.back() != 's' || type == "string") {
+      if (values.size() != 1) throw InvalidArgumentError("attribute '" + std::string(name) + "'");
+    } else if (values.empty()) {
+      throw InvalidArgumentError("attribute '" + std::string(name) + "' is an empty array");
+    }
+    start(7 + values.size(), "SS.STREAM.ATTR", step);
+    pending.arg(keep(std::string(path)));
+    pending.arg(keep(std::string(name)));
+    pending.arg(type);
+    for (auto& v : values) pending.arg(keep(std::move(v)));
+  }
+  // Sends the pending commands in one round trip; throws the first error after reading all.
+  void flush(std::string_view context) {
+    if (pending_count == 0) return;
+    const std::size_t count = pending_count;
+    try {
+      client.exchange(stream, pending, [&](client::Connection& connection) {
+        Client::Impl::read_each(connection, count, [&](client::Connection& c, std::size_t) {
+          Reply reply = c.read_reply();
+          if (reply.is_error()) client::throw_server_error(reply.string, context);
+        });
+      });
+    } catch (...) {
+      reset();
+      throw;
+    }
+    reset();
+  }
+  void reset() {
+    pending = Request();
+    pending_count = 0;
+    owned.clear();
+  }
+
+  Client::Impl client;
+  std::string stream;
+  std::uint32_t rank;
+  StreamWriterOptions options;
+  std::optional<std::int64_t> open_step;
+  Request pending;
+  std::size_t pending_count = 0;
+  std::deque<std::string> owned;
+  bool closed = false;
+};
+
+StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view stream,
+                           std::uint32_t rank, std::uint32_t writers, StreamWriterOptions options)
+    : impl_(std::make_unique<Impl>(client_options, stream, rank, std::move(options))) {
+  if (stream.empty()) throw InvalidArgumentError("stream name must not be empty");
+  if (writers == 0 || rank >= writers) {
+    throw InvalidArgumentError("writer rank " + std::to_string(rank) + " is out of range for " +
+                               std::to_string(writers) + " writers");
+  }
+  const StreamWriterOptions& o = impl_->options;
+  const std::string host = o.hostname.empty() ? this_host() : o.hostname;
+  const std::string queue = std::to_string(o.queue_limit), groups = std::to_string(o.expected_groups),
+                    timeout = std::to_string(o.step_timeout.count());
+  Request request;
+  request.command({"SS.STREAM.WRITE", stream, std::to_string(rank), std::to_string(writers), host,
+                   "QUEUE", queue, "EXPECT-GROUPS", groups, "ON-WRITER-FAILURE",
+                   o.end_on_writer_failure ? "end" : "continue", "STEP-TIMEOUT", timeout});
+  impl_->client.call(impl_->stream, request, "SS.STREAM.WRITE");
+}
+
+StreamWriter::~StreamWriter() {
+  if (!impl_ || impl_->closed) return;
+  try {
+    close();
+  } catch (const std::exception&) {
+    // A writer that cannot say goodbye is a writer failure for the server: nothing to add.
+  }
+}
+
+StreamWriter::StreamWriter(StreamWriter&&) noexcept = default;
+StreamWriter& StreamWriter::operator=(StreamWriter&&) noexcept = default;
+
+const std::string& StreamWriter::stream() const noexcept { return impl_->stream; }
+std::uint32_t StreamWriter::rank() const noexcept { return impl_->rank; }
+
+void StreamWriter::begin_step(std::int64_t step) {
+  if (impl_->closed) throw InvalidArgumentError("begin_step: the writer has closed the stream");
+  if (impl_->open_step) {
+    throw InvalidArgumentError("begin_step: step " + std::to_string(*impl_->open_step) +
+                               " is still open; end_step() first");
+  }
+  const milliseconds timeout = impl_->options.begin_timeout;
+  Request request;
+  request.command({"SS.STREAM.BEGIN", impl_->stream, std::to_string(impl_->rank),
+                   std::to_string(step), "TIMEOUT", std::to_string(timeout.count())});
+  Reply reply = impl_->client.call(impl_->stream, request, "SS.STREAM.BEGIN", wait_of(timeout));
+  if (reply.is_nil()) {
+    throw TimeoutError("begin_step: no slot for step " + std::to_string(step) + " of stream '" +
+                       impl_->stream + "' within " + std::to_string(timeout.count()) +
+                       " ms (the queue is full of steps a blocking group has not released)");
+  }
+  impl_->open_step = step;
+}
+
+void StreamWriter::put_chunk(std::string_view component, DType dtype,
+                             std::span<const std::uint64_t> global_extent,
+                             std::span<const std::uint64_t> offset,
+                             std::span<const std::uint64_t> extent, const void* data,
+                             std::size_t bytes) {
+  if (!impl_->open_step) throw InvalidArgumentError("put_chunk: no step is open; begin_step()");
+  if (global_extent.empty() || offset.size() != global_extent.size() ||
+      extent.size() != global_extent.size()) {
+    throw InvalidArgumentError("put_chunk '" + std::string(component) +
+                               "': offset and extent need one entry per dimension of the global "
+                               "extent (" + std::to_string(global_extent.size()) + ")");
+  }
+  const std::uint64_t expected = product(extent) * dtype_size(dtype);
+  if (bytes != expected) {
+    throw InvalidArgumentError("put_chunk '" + std::string(component) + "': " +
+                               std::to_string(bytes) + " bytes given, the extent needs " +
+                               std::to_string(expected));
+  }
+  impl_->start(10, "SS.STREAM.PUT", *impl_->open_step);
+  impl_->pending.arg(impl_->keep(std::string(component)));
+  impl_->pending.arg(dtype_name(dtype));
+  impl_->pending.arg(impl_->keep(extent_text(global_extent)));
+  impl_->pending.arg(impl_->keep(extent_text(offset)));
+  impl_->pending.arg(impl_->keep(extent_text(extent)));
+  impl_->pending.arg_borrowed(data, bytes);
+}
+
+void StreamWriter::set_attribute(std::string_view path, std::string_view name,
+                                 AttributeValue value) {
+  if (!impl_->open_step) throw InvalidArgumentError("set_attribute: no step is open");
+  impl_->add_attribute(*impl_->open_step, path, name, value);
+}
+
+void StreamWriter::set_stream_attribute(std::string_view path, std::string_view name,
+                                        AttributeValue value) {
+  impl_->add_attribute(-1, path, name, value);
+  if (!impl_->open_step) impl_->flush("SS.STREAM.ATTR");
+}
+
+void StreamWriter::end_step() {
+  if (!impl_->open_step) throw InvalidArgumentError("end_step: no step is open");
+  // The chunks first: the step is ended only once all of them are stored, so that it never
+  // becomes visible without one of them.
+  impl_->flush("SS.STREAM.PUT");
+  Request request;
+  request.command({"SS.STREAM.END", impl_->stream, std::to_string(impl_->rank),
+                   std::to_string(*impl_->open_step)});
+  impl_->client.call(impl_->stream, request, "SS.STREAM.END");
+  impl_->open_step.reset();
+}
+
+void StreamWriter::close() {
+  if (impl_->closed) return;
+  impl_->reset();
+  impl_->closed = true;
+  Request request;
+  request.command({"SS.STREAM.CLOSE", impl_->stream, std::to_string(impl_->rank)});
+  impl_->client.call(impl_->stream, request, "SS.STREAM.CLOSE");
+}
+
+// ---- StreamReader --------------------------------------------------------------------------------
+
+// Shared by a reader and the steps it hands out.
+struct ReaderState {
+  ReaderState(const ClientOptions& client_options, std::string_view stream, std::string_view group,
+              std::uint32_t rank, StreamReaderOptions options)
+      : client(client_options), stream(stream), group(group), rank(rank),
+        options(std::move(options)) {}
+
+  void release(std::int64_t step) {
+    if (held != step) return;
+    held.reset();
+    Request request;
+    request.command({"SS.STREAM.RELEASE", stream, group, std::to_string(rank), std::to_string(step)});
+    client.call(stream, request, "SS.STREAM.RELEASE");
+  }
+
+  Client::Impl client;
+  std::string stream, group;
+  std::uint32_t rank;
+  StreamReaderOptions options;
+  std::optional<std::int64_t> held;
+  bool left = false;
+};
+
+class StreamReader::Impl {
+ public:
+  std::shared_ptr<ReaderState> state;
+};
+
+class StreamStep::Impl {
+ public:
+  std::shared_ptr<ReaderState> reader;
+  std::int64_t number = -1;
+  std::vector<std::uint32_t> readers;
+  std::uint32_t index = 0;
+  std::vector<StreamComponent> components;
+  std::vector<std::vector<std::int64_t>> chunk_ids;  // per component, parallel to its chunks
+  std::vector<StreamAttribute> attributes;
+};
+
+StreamReader::StreamReader(const ClientOptions& client_options, std::string_view stream,
+                           std::string_view group, std::uint32_t rank, std::uint32_t size,
+                           StreamReaderOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  if (stream.empty() || group.empty()) {
+    throw InvalidArgumentError("stream and group names must not be empty");
+  }
+  if (size == 0 || rank >= size) {
+    throw InvalidArgumentError("reader rank " + std::to_string(rank) + " is out of range for a "
+                               "group of " + std::to_string(size));
+  }
+  try {
+    stream::ChunkStrategy::parse(options.strategy, options.strategy_options);
+  } catch (const stream::StrategyError& e) {
+    throw InvalidArgumentError(e.what());
+  }
+  impl_->state = std::make_shared<ReaderState>(client_options, stream, group, rank, options);
+  const StreamReaderOptions& o = impl_->state->options;
+  const std::string host = o.hostname.empty() ? this_host() : o.hostname;
+  Request request;
+  request.command({"SS.STREAM.JOIN", stream, group, std::to_string(rank), std::to_string(size),
+                   host, "POLICY", o.policy == StreamReaderOptions::Policy::kBlock ? "block" : "discard",
+                   "START", o.start == StreamReaderOptions::Start::kOldest ? "oldest" : "newest",
+                   "STRATEGY", o.strategy});
+  impl_->state->client.call(impl_->state->stream, request, "SS.STREAM.JOIN");
+}
+
+StreamReader::~StreamReader() {
+  if (!impl_ || !impl_->state || impl_->state->left) return;
+  ReaderState& s = *impl_->state;
+  s.left = true;
+  try {
+    Request request;
+    request.command({"SS.STREAM.LEAVE", s.stream, s.group, std::to_string(s.rank)});
+    s.client.call(s.stream, request, "SS.STREAM.LEAVE");
+  } catch (const std::exception&) {
+    // Closing the connection leaves the group too.
+  }
+}
+
+StreamReader::StreamReader(StreamReader&&) noexcept = default;
+StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
+
+StreamNext StreamReader::next_step() {
+  ReaderState& s = *impl_->state;
+  if (s.held) s.release(*s.held);
+  const milliseconds timeout = s.options.next_timeout;
+  Request request;
+  request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
+                   std::to_string(timeout.count())});
+  Reply reply = s.client.call(s.stream, request, "SS.STREAM.NEXT", wait_of(timeout));
+  StreamNext next;
+  if (reply.is_nil()) return next;  // kTimeout
+  const std::string& kind = element(reply, 0, "kind").string;
+  if (kind == "end") {
+    next.kind = StreamNext::Kind::kEnd;
+    return next;
+  }
+  if (kind == "skipped") {
+    next.kind = StreamNext::Kind::kSkipped;
+    next.skipped_step = element(reply, 1, "step").integer;
+    next.reason = element(reply, 2, "reason").string;
+    return next;
+  }
+  if (kind != "step") throw ProtocolError("SS.STREAM.NEXT: unknown reply kind '" + kind + "'");
+  auto impl = std::make_unique<StreamStep::Impl>();
+  impl->reader = impl_->state;
+  impl->number = element(reply, 1, "step").integer;
+  s.held = impl->number;
+  stream::RankTable readers, writers;
+  for (const Reply& r : element(reply, 2, "readers").elements) {
+    const auto rank = static_cast<std::uint32_t>(element(r, 0, "reader rank").integer);
+    readers.emplace(static_cast<std::uint32_t>(impl->readers.size()), element(r, 1, "host").string);
+    if (rank == s.rank) impl->index = static_cast<std::uint32_t>(impl->readers.size());
+    impl->readers.push_back(rank);
+  }
+  for (const Reply& w : element(reply, 3, "writers").elements) {
+    writers.emplace(static_cast<std::uint32_t>(element(w, 0, "writer rank").integer),
+                    element(w, 1, "host").string);
+  }
+  stream::ChunkStrategy strategy = stream::ChunkStrategy::parse(
+      element(reply, 4, "strategy").string, s.options.strategy_options);
+  for (const Reply& a : element(reply, 5, "attributes").elements) {
+    StreamAttribute attribute;
+    attribute.step = element(a, 0, "attribute step").integer;
+    attribute.path = element(a, 1, "attribute path").string;
+    attribute.name = element(a, 2, "attribute name").string;
+    attribute.value = parse_attribute(element(a, 3, "attribute type").string,
+                                      element(a, 4, "attribute value"));
+    impl->attributes.push_back(std::move(attribute));
+  }
+  // Each component's chunks, and this reader's share of them by the group's strategy.
+  for (const Reply& c : element(reply, 6, "components").elements) {
+    StreamComponent component;
+    component.name = element(c, 0, "component name").string;
+    auto dtype = parse_dtype(element(c, 1, "dtype").string);
+    if (!dtype) throw ProtocolError("stream reply: unknown dtype for " + component.name);
+    component.dtype = *dtype;
+    component.global_extent = parse_extent(element(c, 2, "global extent").string);
+    std::vector<std::int64_t> ids;
+    for (const Reply& chunk : element(c, 3, "chunks").elements) {
+      ids.push_back(element(chunk, 0, "chunk id").integer);
+      component.chunks.push_back(stream::Chunk{
+          parse_extent(element(chunk, 2, "offset").string),
+          parse_extent(element(chunk, 3, "extent").string),
+          static_cast<std::uint32_t>(element(chunk, 1, "source rank").integer)});
+    }
+    stream::Assignment assignment =
+        strategy.assign(component.global_extent, component.chunks, writers, readers);
+    component.mine = std::move(assignment.by_reader[impl->index]);
+    impl->components.push_back(std::move(component));
+    impl->chunk_ids.push_back(std::move(ids));
+  }
+  next.kind = StreamNext::Kind::kStep;
+  next.step.emplace(StreamStep(std::move(impl)));
+  return next;
+}
+
+// ---- StreamStep ----------------------------------------------------------------------------------
+
+StreamStep::StreamStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StreamStep::StreamStep(StreamStep&&) noexcept = default;
+StreamStep& StreamStep::operator=(StreamStep&&) noexcept = default;
+StreamStep::~StreamStep() {
+  if (!impl_) return;
+  try {
+    release();
+  } catch (const std::exception&) {
+    // Released when the reader asks for its next step or leaves.
+  }
+}
+
+std::int64_t StreamStep::number() const noexcept { return impl_->number; }
+const std::vector<std::uint32_t>& StreamStep::readers() const noexcept { return impl_->readers; }
+std::uint32_t StreamStep::index() const noexcept { return impl_->index; }
+const std::vector<StreamComponent>& StreamStep::components() const noexcept {
+  return impl_->components;
+}
+const StreamComponent* StreamStep::component(std::string_view name) const noexcept {
+  for (const auto& c : impl_->components) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+const std::vector<StreamAttribute>& StreamStep::attributes() const noexcept {
+  return impl_->attributes;
+}
+
+std::vector<StreamPiece> StreamStep::load(std::string_view name) {
+  ReaderState& s = *impl_->reader;
+  if (s.held != impl_->number) {
+    throw InvalidArgumentError("load: step " + std::to_string(impl_->number) +
+                               " has been released");
+  }
+  auto found = std::find_if(impl_->components.begin(), impl_->components.end(),
+                            [&](const StreamComponent& c) { return c.name == name; });
+  if (found == impl_->components.end()) {
+    throw InvalidArgumentError("load: step " + std::to_string(impl_->number) +
+                               " has no component '" + std::string(name) + "'");
+  }
+  const StreamComponent& component = *found;
+  const auto& ids = impl_->chunk_ids[static_cast<std::size_t>(found - impl_->components.begin())];
+  // Which chunk each piece comes from (chunks do not overlap; a piece lies in exactly one).
+  std::vector<std::size_t> source_of;
+  std::vector<std::size_t> wanted;  // chunk indices to fetch, each once
+  for (const stream::Chunk& piece : component.mine) {
+    std::size_t j = 0;
+    while (j < component.chunks.size() && !contains(component.chunks[j], piece)) ++j;
+    if (j == component.chunks.size()) {
+      throw ProtocolError("load: a piece of '" + component.name + "' lies in no chunk");
+    }
+    source_of.push_back(j);
+    if (std::find(wanted.begin(), wanted.end(), j) == wanted.end()) wanted.push_back(j);
+  }
+  std::vector<StreamPiece> out;
+  if (wanted.empty()) return out;
+  std::vector<std::string> step_and_ids = {std::to_string(impl_->number)};
+  for (std::size_t j : wanted) step_and_ids.push_back(std::to_string(ids[j]));
+  Request request;
+  request.command(4 + step_and_ids.size());
+  request.arg("SS.STREAM.GET");
+  request.arg(s.stream);
+  request.arg(s.group);
+  request.arg(static_cast<std::int64_t>(s.rank));
+  for (const auto& a : step_and_ids) request.arg(a);
+  Reply reply = s.client.call(s.stream, request, "SS.STREAM.GET");
+  if (!reply.is_array() || reply.elements.size() != wanted.size()) {
+    throw ProtocolError("SS.STREAM.GET: expected " + std::to_string(wanted.size()) + " chunks");
+  }
+  const std::size_t element_size = dtype_size(component.dtype);
+  for (std::size_t i = 0; i < component.mine.size(); ++i) {
+    const std::size_t j = source_of[i];
+    const std::size_t k = static_cast<std::size_t>(
+        std::find(wanted.begin(), wanted.end(), j) - wanted.begin());
+    const std::string& bytes = reply.elements[k].string;
+    if (bytes.size() != product(component.chunks[j].extent) * element_size) {
+      throw ProtocolError("SS.STREAM.GET: chunk of '" + component.name + "' has the wrong size");
+    }
+    out.push_back(StreamPiece{component.mine[i],
+                              cut_piece(component.chunks[j], component.mine[i], element_size, bytes)});
+  }
+  return out;
+}
+
+void StreamStep::release() {
+  if (impl_ && impl_->reader) impl_->reader->release(impl_->number);
+}
+
+}  // namespace slipstream

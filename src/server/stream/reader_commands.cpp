@@ -1,0 +1,315 @@
+// SS.STREAM.JOIN, NEXT, GET, RELEASE, LEAVE and INFO: the reader side of streams. A reader
+// (group, rank) is bound to the connection that joined it.
+#include <memory>
+#include <utility>
+
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
+#include "server/net/session.hpp"
+#include "server/server.hpp"
+#include "server/stream/stream_arguments.hpp"
+#include "server/stream/stream_command_util.hpp"
+#include "server/stream/stream_error.hpp"
+#include "server/stream/stream_registry.hpp"
+
+namespace slipstream::server {
+namespace {
+
+// openPMD-api's default chunk distribution.
+constexpr std::string_view kDefaultStrategy = "hostname_binpacking_slicedataset";
+
+// Routes a reader's request to the incarnation it joined from this connection.
+StreamRegistry::BoundHere reader_here(const std::string& group, std::uint32_t rank,
+                                      std::uint64_t session) {
+  return
+      [group, rank, session](const Stream& s) { return s.reader_bound_to(group, rank, session); };
+}
+
+std::string parse_group(std::string_view text) {
+  if (text.empty()) throw StreamError("group name must not be empty");
+  return std::string(text);
+}
+
+JoinOptions parse_join_options(const CommandContext& c, std::uint32_t size) {
+  JoinOptions options;
+  options.config.size = size;
+  std::string_view strategy = kDefaultStrategy;
+  for (std::size_t i = 6; i < c.argc(); i += 2) {
+    const std::string_view option = c.arg(i);
+    if (i + 1 >= c.argc()) throw StreamError("option " + std::string(option) + " needs a value");
+    const std::string_view value = c.arg(i + 1);
+    if (equals_nocase(option, "POLICY")) {
+      if (equals_nocase(value, "block")) {
+        options.config.policy = stream::QueuePolicy::kBlock;
+      } else if (equals_nocase(value, "discard")) {
+        options.config.policy = stream::QueuePolicy::kDiscard;
+      } else {
+        throw StreamError("POLICY must be block or discard, got '" + std::string(value) + "'");
+      }
+    } else if (equals_nocase(option, "START")) {
+      if (equals_nocase(value, "oldest")) {
+        options.config.start = stream::StartAt::kOldest;
+      } else if (equals_nocase(value, "newest")) {
+        options.config.start = stream::StartAt::kNewest;
+      } else {
+        throw StreamError("START must be oldest or newest, got '" + std::string(value) + "'");
+      }
+    } else if (equals_nocase(option, "STRATEGY")) {
+      strategy = value;
+    } else {
+      throw StreamError("unknown option '" + std::string(option) +
+                        "'; expected POLICY, START or STRATEGY");
+    }
+  }
+  options.strategy = stream::ChunkStrategy::parse(strategy).name();  // StrategyError lists names
+  return options;
+}
+
+void write_rank_names(ReplyBuffer& reply, const RankNames& names) {
+  reply.array(names.size());
+  for (const auto& [rank, host] : names) {
+    reply.array(2);
+    reply.integer(rank);
+    reply.bulk(host);
+  }
+}
+
+void write_attribute(ReplyBuffer& reply, const Attribute& attribute) {
+  reply.array(5);
+  reply.integer(attribute.step);
+  reply.bulk(attribute.path);
+  reply.bulk(attribute.name);
+  reply.bulk(attribute_type_name(attribute.type));
+  switch (attribute.type) {
+    case AttributeType::kString:
+      reply.bulk(attribute.strings.at(0));
+      break;
+    case AttributeType::kInt:
+      reply.integer(attribute.ints.at(0));
+      break;
+    case AttributeType::kFloat:
+      reply.double_value(attribute.floats.at(0));
+      break;
+    case AttributeType::kStrings:
+      reply.array(attribute.strings.size());
+      for (const auto& value : attribute.strings) reply.bulk(value);
+      break;
+    case AttributeType::kInts:
+      reply.array(attribute.ints.size());
+      for (auto value : attribute.ints) reply.integer(value);
+      break;
+    case AttributeType::kFloats:
+      reply.array(attribute.floats.size());
+      for (auto value : attribute.floats) reply.double_value(value);
+      break;
+  }
+}
+
+void write_component(ReplyBuffer& reply, const ComponentData& component) {
+  reply.array(4);
+  reply.bulk(component.name);
+  reply.bulk(dtype_name(component.dtype));
+  reply.bulk(format_extent(component.global_extent));
+  reply.array(component.chunks.size());
+  for (std::size_t i = 0; i < component.chunks.size(); ++i) {
+    const stream::Chunk& chunk = component.chunks[i];
+    reply.array(4);
+    reply.integer(component.chunk_ids[i]);
+    reply.integer(chunk.source_rank);
+    reply.bulk(format_extent(chunk.offset));
+    reply.bulk(format_extent(chunk.extent));
+  }
+}
+
+// ["step", step, readers, writers, strategy, attributes, components], ["skipped", step, reason]
+// or ["end"].
+void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery) {
+  switch (delivery.kind) {
+    case stream::Delivery::Kind::kStep:
+      reply.array(7);
+      reply.bulk("step");
+      reply.integer(delivery.step);
+      write_rank_names(reply, delivery.readers);
+      write_rank_names(reply, delivery.writers);
+      reply.bulk(delivery.strategy);
+      reply.array(delivery.attributes.size());
+      for (const Attribute& attribute : delivery.attributes) write_attribute(reply, attribute);
+      reply.array(delivery.components.size());
+      for (const ComponentData& component : delivery.components) write_component(reply, component);
+      break;
+    case stream::Delivery::Kind::kSkipped:
+      reply.array(3);
+      reply.bulk("skipped");
+      reply.integer(delivery.step);
+      reply.bulk(delivery.reason);
+      break;
+    case stream::Delivery::Kind::kEnd:
+    case stream::Delivery::Kind::kWait:  // never handed out
+      reply.array(1);
+      reply.bulk("end");
+      break;
+  }
+}
+
+// SS.STREAM.JOIN stream group rank size hostname [POLICY p] [START s] [STRATEGY name]
+Outcome join(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::string group = parse_group(c.arg(2));
+    const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
+    const std::uint32_t size = parse_count(c.arg(4), "size", 1);
+    const std::string hostname(c.arg(5));
+    if (hostname.empty()) throw StreamError("hostname must not be empty");
+    const JoinOptions options = parse_join_options(c, size);
+    c.server.streams().with_current(c.arg(1), [&](Stream& s) {
+      s.join(group, rank, options, hostname, c.session.id());
+      hook_close(c, s);
+    });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.NEXT stream group rank [TIMEOUT ms]
+Outcome next(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::string group = parse_group(c.arg(2));
+    const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
+    const std::int64_t timeout = parse_timeout_option(c, 4);
+    const std::uint64_t session = c.session.id();
+    std::optional<StepDelivery> delivery;
+    Outcome outcome = Outcome::kDone;
+    c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session), [&](Stream& s) {
+      delivery = s.next(group, rank, session);
+      if (delivery) return;
+      outcome = park(
+          c, s,
+          [group, rank, session](Stream& parked_on) -> std::optional<ReplyWriter> {
+            auto ready = parked_on.next(group, rank, session);
+            if (!ready) return std::nullopt;
+            auto shared = std::make_shared<const StepDelivery>(std::move(*ready));
+            return [shared](ReplyBuffer& reply) { write_delivery(reply, *shared); };
+          },
+          timeout);
+    });
+    if (delivery) write_delivery(c.reply, *delivery);
+    return outcome;
+  });
+}
+
+// SS.STREAM.GET stream group rank step chunk-id [chunk-id ...]
+Outcome get(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::string group = parse_group(c.arg(2));
+    const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
+    const std::int64_t step = parse_step(c.arg(4));
+    std::vector<std::uint64_t> ids;
+    for (std::size_t i = 5; i < c.argc(); ++i) ids.push_back(parse_rank(c.arg(i), "chunk id"));
+    const std::uint64_t session = c.session.id();
+    std::vector<std::shared_ptr<const Buffer>> chunks;
+    c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session), [&](Stream& s) {
+      chunks = s.get(group, rank, step, ids, session);
+    });
+    c.reply.array(chunks.size());
+    for (const auto& chunk : chunks) c.reply.bulk_shared(chunk, chunk->view());
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.RELEASE stream group rank step
+Outcome release(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::string group = parse_group(c.arg(2));
+    const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
+    const std::int64_t step = parse_step(c.arg(4));
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session),
+                                     [&](Stream& s) { s.release(group, rank, step, session); });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.LEAVE stream group rank
+Outcome leave(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::string group = parse_group(c.arg(2));
+    const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session),
+                                     [&](Stream& s) { s.leave(group, rank, session); });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.INFO stream: flat field/value pairs.
+Outcome info(CommandContext& c) {
+  return reply_errors(c, [&] {
+    StreamInfo shown;
+    c.server.streams().with_existing(c.arg(1), nullptr, [&](Stream& s) { shown = s.info(); });
+    ReplyBuffer& reply = c.reply;
+    reply.array(22);
+    auto field = [&](std::string_view name, std::int64_t value) {
+      reply.bulk(name);
+      reply.integer(value);
+    };
+    field("writers", shown.writers);
+    field("writers_attached", static_cast<std::int64_t>(shown.writers_attached));
+    field("queue_limit", static_cast<std::int64_t>(shown.queue_limit));
+    field("steps_held", static_cast<std::int64_t>(shown.queue.steps_held));
+    field("bytes_held", static_cast<std::int64_t>(shown.bytes_held));
+    field("newest_complete", shown.queue.newest_complete);
+    field("steps_completed", static_cast<std::int64_t>(shown.queue.steps_completed));
+    field("steps_aborted", static_cast<std::int64_t>(shown.queue.steps_aborted));
+    field("steps_dropped_unread", static_cast<std::int64_t>(shown.queue.steps_dropped_unread));
+    field("ended", shown.ended ? 1 : 0);
+    reply.bulk("groups");
+    reply.array(shown.groups.size());
+    for (const StreamInfo::Group& group : shown.groups) {
+      reply.array(18);
+      reply.bulk("name");
+      reply.bulk(group.name);
+      reply.bulk("policy");
+      reply.bulk(group.policy);
+      reply.bulk("strategy");
+      reply.bulk(group.strategy);
+      field("size", group.size);
+      field("readers", static_cast<std::int64_t>(group.stats.readers));
+      field("position", group.stats.position);
+      field("delivered", static_cast<std::int64_t>(group.stats.delivered));
+      field("discarded", static_cast<std::int64_t>(group.stats.discarded));
+      field("aborted", static_cast<std::int64_t>(group.stats.aborted));
+    }
+    return Outcome::kDone;
+  });
+}
+
+}  // namespace
+
+// One table row per command, as in the other command files.
+// clang-format off
+void add_stream_reader_commands(std::vector<CommandSpec>& out) {
+  out.insert(out.end(), {
+    {"SS.STREAM.JOIN", -6, kWrite, 1, 1, 1, join, "stream",
+     "stream group rank size hostname [POLICY block|discard] [START oldest|newest] "
+     "[STRATEGY name]",
+     "Joins reader rank of a group of size readers on hostname to the stream (created if need "
+     "be): +OK. The reader is bound to this connection."},
+    {"SS.STREAM.NEXT", -4, kWrite | kBlocking, 1, 1, 1, next, "stream",
+     "stream group rank [TIMEOUT ms]",
+     "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
+     "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit)."},
+    {"SS.STREAM.GET", -6, kReadOnly, 1, 1, 1, get, "stream",
+     "stream group rank step chunk-id [chunk-id ...]",
+     "The bytes of chunks of the step the reader holds, one bulk string each."},
+    {"SS.STREAM.RELEASE", 5, kWrite, 1, 1, 1, release, "stream", "stream group rank step",
+     "The reader is done with the step it holds: +OK."},
+    {"SS.STREAM.LEAVE", 4, kWrite, 1, 1, 1, leave, "stream", "stream group rank",
+     "The reader leaves its group; what it held is released: +OK."},
+    {"SS.STREAM.INFO", 2, kReadOnly, 1, 1, 1, info, "stream", "stream",
+     "The stream's queue, counters and groups as field/value pairs."},
+  });
+}
+// clang-format on
+
+}  // namespace slipstream::server

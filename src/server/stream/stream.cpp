@@ -1,0 +1,522 @@
+// One stream on the server; see stream.hpp.
+#include "server/stream/stream.hpp"
+
+#include <algorithm>
+
+#include "server/net/session.hpp"
+#include "server/store/keyspace.hpp"
+#include "server/stream/stream_arguments.hpp"
+#include "server/stream/stream_error.hpp"
+
+namespace slipstream::server {
+namespace {
+
+std::string policy_name(stream::QueuePolicy policy) {
+  return policy == stream::QueuePolicy::kBlock ? "block" : "discard";
+}
+
+// The first option in which `wanted` differs from `have`, as "QUEUE 2 (this writer asked for 4)".
+std::optional<std::string> first_difference(const WriterOptions& have,
+                                            const WriterOptions& wanted) {
+  auto differ = [](std::string_view option, const auto& a, const auto& b) {
+    return std::string(option) + " " + a + " (this writer asked for " + b + ")";
+  };
+  auto yes_no = [](bool end) { return std::string(end ? "end" : "continue"); };
+  if (have.config.writers != wanted.config.writers) {
+    return differ("writers", std::to_string(have.config.writers),
+                  std::to_string(wanted.config.writers));
+  }
+  if (have.config.queue_limit != wanted.config.queue_limit) {
+    return differ("QUEUE", std::to_string(have.config.queue_limit),
+                  std::to_string(wanted.config.queue_limit));
+  }
+  if (have.config.expected_groups != wanted.config.expected_groups) {
+    return differ("EXPECT-GROUPS", std::to_string(have.config.expected_groups),
+                  std::to_string(wanted.config.expected_groups));
+  }
+  if (have.config.end_on_writer_failure != wanted.config.end_on_writer_failure) {
+    return differ("ON-WRITER-FAILURE", yes_no(have.config.end_on_writer_failure),
+                  yes_no(wanted.config.end_on_writer_failure));
+  }
+  if (have.step_timeout_ms != wanted.step_timeout_ms) {
+    return differ("STEP-TIMEOUT", std::to_string(have.step_timeout_ms),
+                  std::to_string(wanted.step_timeout_ms));
+  }
+  return std::nullopt;
+}
+
+std::string step_text(std::int64_t step) { return "step " + std::to_string(step); }
+
+std::string reader_text(const std::string& group, std::uint32_t rank) {
+  return "reader " + std::to_string(rank) + " of group '" + group + "'";
+}
+
+// The number of elements of `extent`, or nullopt when it does not fit in 64 bits.
+std::optional<std::uint64_t> element_count(const std::vector<std::uint64_t>& extent) {
+  std::uint64_t count = 1;
+  for (std::uint64_t e : extent) {
+    if (__builtin_mul_overflow(count, e, &count)) return std::nullopt;
+  }
+  return count;
+}
+
+void check_chunk_shape(const PutRequest& request) {
+  const std::size_t dims = request.global_extent.size();
+  if (request.offset.size() != dims || request.extent.size() != dims) {
+    throw StreamError("the global extent has " + std::to_string(dims) +
+                      " dimensions but the "
+                      "offset has " +
+                      std::to_string(request.offset.size()) + " and the extent " +
+                      std::to_string(request.extent.size()));
+  }
+  for (std::size_t d = 0; d < dims; ++d) {
+    const std::uint64_t global = request.global_extent[d];
+    if (request.offset[d] > global || request.extent[d] > global - request.offset[d]) {
+      throw StreamError("chunk at offset " + format_extent(request.offset) + " of extent " +
+                        format_extent(request.extent) + " lies outside the global extent " +
+                        format_extent(request.global_extent) + " in dimension " +
+                        std::to_string(d));
+    }
+  }
+  if (!element_count(request.global_extent)) {
+    throw StreamError("global extent " + format_extent(request.global_extent) +
+                      " holds 2^64 elements or more");
+  }
+  const std::uint64_t elements = *element_count(request.extent);  // within the global extent
+  const std::uint64_t element_size = dtype_size(request.dtype);
+  std::uint64_t expected = 0;
+  if (__builtin_mul_overflow(elements, element_size, &expected) ||
+      expected != request.bytes.size()) {
+    throw StreamError("the chunk has " + std::to_string(request.bytes.size()) + " bytes; extent " +
+                      format_extent(request.extent) + " of " +
+                      std::string(dtype_name(request.dtype)) + " needs " +
+                      std::to_string(elements) + " x " + std::to_string(element_size) + " bytes");
+  }
+}
+
+void store_attribute(std::vector<Attribute>& list, Attribute attribute) {
+  auto same = std::find_if(list.begin(), list.end(), [&](const Attribute& a) {
+    return a.path == attribute.path && a.name == attribute.name;
+  });
+  if (same != list.end()) {
+    *same = std::move(attribute);
+  } else {
+    list.push_back(std::move(attribute));
+  }
+}
+
+}  // namespace
+
+// ---- Writers ---------------------------------------------------------------------------------
+
+void Stream::check_writer(std::uint32_t rank, std::uint64_t session) const {
+  auto bound = writer_sessions_.find(rank);
+  if (bound == writer_sessions_.end()) {
+    throw StreamError("writer " + std::to_string(rank) + " has not attached to stream " + name_ +
+                      " (SS.STREAM.WRITE first)");
+  }
+  if (bound->second != session) {
+    throw StreamError("writer " + std::to_string(rank) + " of stream " + name_ +
+                      " is attached to another connection");
+  }
+}
+
+bool Stream::writer_bound_to(std::uint32_t rank, std::uint64_t session) const {
+  auto bound = writer_sessions_.find(rank);
+  return bound != writer_sessions_.end() && bound->second == session;
+}
+
+void Stream::attach_writer(std::uint32_t rank, const WriterOptions& options, std::string hostname,
+                           std::uint64_t session) {
+  if (options_) {
+    if (auto difference = first_difference(*options_, options)) {
+      throw StreamError("stream " + name_ + " has " + *difference);
+    }
+  }
+  if (rank >= options.config.writers) {
+    throw StreamError("writer rank " + std::to_string(rank) + " is out of range: stream " + name_ +
+                      " has " + std::to_string(options.config.writers) + " writers (ranks 0.." +
+                      std::to_string(options.config.writers - 1) + ")");
+  }
+  if (auto bound = writer_sessions_.find(rank); bound != writer_sessions_.end()) {
+    if (bound->second != session) check_writer(rank, session);  // throws: another connection
+    writer_hosts_[rank] = std::move(hostname);
+    return;
+  }
+  if (departed_writers_.count(rank)) {
+    throw StreamError("writer " + std::to_string(rank) + " has already closed (or lost) stream " +
+                      name_ + "; it can attach again once the stream has ended");
+  }
+  if (!queue_) {
+    stream::StepQueue queue(options.config);
+    for (const auto& [reader, config] : pending_joins_) {
+      queue.join(reader.first, reader.second, config);
+    }
+    queue_.emplace(std::move(queue));
+    options_ = options;
+    pending_joins_.clear();
+  }
+  writer_sessions_[rank] = session;
+  writer_hosts_[rank] = std::move(hostname);
+}
+
+bool Stream::begin(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
+  check_writer(rank, session);
+  if (!queue_->begin(rank, step)) return false;
+  auto [data, created] = step_data_.try_emplace(step);
+  data->second.begun.insert(rank);
+  if (created && options_->step_timeout_ms > 0) {
+    new_deadlines_.emplace_back(step, std::chrono::milliseconds(options_->step_timeout_ms));
+  }
+  return true;
+}
+
+StepData& Stream::open_step(std::uint32_t rank, std::int64_t step) {
+  auto data = step_data_.find(step);
+  if (data == step_data_.end() || !data->second.begun.count(rank)) {
+    throw StreamError("writer " + std::to_string(rank) + " has not begun " + step_text(step) +
+                      (data == step_data_.end() ? " (or it was aborted)" : ""));
+  }
+  if (data->second.ended.count(rank)) {
+    throw StreamError("writer " + std::to_string(rank) + " already ended " + step_text(step));
+  }
+  return data->second;
+}
+
+void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std::uint64_t session,
+                 Keyspace& keyspace) {
+  check_writer(rank, session);
+  StepData& data = open_step(rank, step);
+  check_chunk_shape(request);
+  auto component =
+      std::find_if(data.components.begin(), data.components.end(),
+                   [&](const ComponentData& c) { return c.name == request.component; });
+  if (component != data.components.end() &&
+      (component->dtype != request.dtype || component->global_extent != request.global_extent)) {
+    throw StreamError("component " + request.component + " of " + step_text(step) + " is " +
+                      std::string(dtype_name(component->dtype)) + " with global extent " +
+                      format_extent(component->global_extent) + "; this chunk is " +
+                      std::string(dtype_name(request.dtype)) + " with global extent " +
+                      format_extent(request.global_extent));
+  }
+  const std::size_t size = request.bytes.size();
+  std::optional<MemoryReservation> reservation = keyspace.reserve(size);
+  if (!reservation) {
+    throw StreamOutOfMemory("the chunk's " + std::to_string(size) + " bytes for component " +
+                            request.component + " do not fit in maxmemory (" +
+                            std::to_string(keyspace.used_memory()) + " of " +
+                            std::to_string(keyspace.max_memory()) + " bytes used)");
+  }
+  if (component == data.components.end()) {
+    ComponentData created;
+    created.name = std::move(request.component);
+    created.dtype = request.dtype;
+    created.global_extent = std::move(request.global_extent);
+    data.components.push_back(std::move(created));
+    component = std::prev(data.components.end());
+  }
+  const auto id = static_cast<std::uint32_t>(data.chunks.size());
+  component->chunks.push_back(
+      stream::Chunk{std::move(request.offset), std::move(request.extent), rank});
+  component->chunk_ids.push_back(id);
+  data.chunks.push_back(StoredChunk{std::make_shared<const Buffer>(std::move(request.bytes)),
+                                    std::move(*reservation)});
+  data.bytes += size;
+  bytes_held_ += size;
+}
+
+void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
+  check_writer(rank, session);
+  if (attribute.step < 0) {
+    store_attribute(stream_attributes_, std::move(attribute));
+  } else {
+    store_attribute(open_step(rank, attribute.step).attributes, std::move(attribute));
+  }
+}
+
+void Stream::end(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
+  check_writer(rank, session);
+  StepData& data = open_step(rank, step);
+  queue_->end(rank, step);
+  data.ended.insert(rank);
+}
+
+void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
+  check_writer(rank, session);
+  queue_->close_writer(rank);
+  writer_sessions_.erase(rank);
+  departed_writers_.insert(rank);
+}
+
+void Stream::fail_writer(std::uint32_t rank) {
+  std::string reason = "writer " + std::to_string(rank) + " disconnected";
+  for (const auto& [number, data] : step_data_) {
+    if (data.begun.count(rank) && !data.ended.count(rank) && !queue_->is_complete(number)) {
+      reason += " during " + step_text(number);
+      break;
+    }
+  }
+  writer_sessions_.erase(rank);
+  departed_writers_.insert(rank);
+  try {
+    queue_->fail_writer(rank, reason);
+  } catch (const stream::QueueError&) {  // already closed or failed: nothing left to abort
+  }
+}
+
+void Stream::expire_step(std::int64_t step) {
+  if (!queue_) return;
+  const std::vector<std::int64_t> held = queue_->held_steps();
+  auto data = step_data_.find(step);
+  if (std::find(held.begin(), held.end(), step) == held.end() || queue_->is_complete(step) ||
+      data == step_data_.end()) {
+    return;
+  }
+  std::vector<std::uint32_t> late;
+  for (std::uint32_t rank = 0; rank < options_->config.writers; ++rank) {
+    if (!departed_writers_.count(rank) && !data->second.ended.count(rank)) late.push_back(rank);
+  }
+  std::string names;
+  for (std::uint32_t rank : late) names += (names.empty() ? "" : ", ") + std::to_string(rank);
+  queue_->abort_step(step, step_text(step) + " timed out after " +
+                               std::to_string(options_->step_timeout_ms) + " ms: writer" +
+                               (late.size() == 1 ? " " : "s ") + names + " had not ended it");
+}
+
+// ---- Readers ---------------------------------------------------------------------------------
+
+void Stream::check_reader(const ReaderKey& reader, std::uint64_t session) const {
+  auto bound = reader_sessions_.find(reader);
+  if (bound == reader_sessions_.end()) {
+    throw StreamError(reader_text(reader.first, reader.second) + " has not joined stream " + name_ +
+                      " (SS.STREAM.JOIN first)");
+  }
+  if (bound->second != session) {
+    throw StreamError(reader_text(reader.first, reader.second) + " of stream " + name_ +
+                      " is joined from another connection");
+  }
+}
+
+bool Stream::reader_bound_to(const std::string& group, std::uint32_t rank,
+                             std::uint64_t session) const {
+  auto bound = reader_sessions_.find(ReaderKey{group, rank});
+  return bound != reader_sessions_.end() && bound->second == session;
+}
+
+void Stream::join(const std::string& group, std::uint32_t rank, const JoinOptions& options,
+                  std::string hostname, std::uint64_t session) {
+  const ReaderKey key{group, rank};
+  if (auto bound = reader_sessions_.find(key); bound != reader_sessions_.end()) {
+    throw StreamError(
+        reader_text(group, rank) + " has already joined stream " + name_ +
+        (bound->second == session ? " on this connection" : " from another connection"));
+  }
+  if (auto known = groups_.find(group); known != groups_.end()) {
+    const JoinOptions& have = known->second.options;
+    if (have.config.size != options.config.size || have.config.policy != options.config.policy ||
+        have.strategy != options.strategy) {
+      throw StreamError("group '" + group + "' has size " + std::to_string(have.config.size) +
+                        ", policy " + policy_name(have.config.policy) + " and strategy " +
+                        have.strategy + "; this reader asked for size " +
+                        std::to_string(options.config.size) + ", policy " +
+                        policy_name(options.config.policy) + " and strategy " + options.strategy);
+    }
+  }
+  if (queue_) {
+    queue_->join(group, rank, options.config);
+  } else {
+    if (rank >= options.config.size) {
+      throw StreamError("reader rank " + std::to_string(rank) + " is out of range for group '" +
+                        group + "' of " + std::to_string(options.config.size) + " readers");
+    }
+    pending_joins_.emplace_back(key, options.config);
+  }
+  groups_.try_emplace(group, GroupData{options, {}}).first->second.hostnames[rank] =
+      std::move(hostname);
+  reader_sessions_[key] = session;
+}
+
+std::optional<StepDelivery> Stream::next(const std::string& group, std::uint32_t rank,
+                                         std::uint64_t session) {
+  const ReaderKey key{group, rank};
+  check_reader(key, session);
+  if (!queue_) return std::nullopt;  // awaiting writers
+  stream::Delivery delivery = queue_->next(group, rank);
+  if (delivery.kind == stream::Delivery::Kind::kWait) return std::nullopt;
+  if (delivery.kind == stream::Delivery::Kind::kStep) holding_[key] = delivery.step;
+  return make_delivery(group, delivery);
+}
+
+StepDelivery Stream::make_delivery(const std::string& group,
+                                   const stream::Delivery& delivery) const {
+  StepDelivery out;
+  out.kind = delivery.kind;
+  out.step = delivery.step;
+  out.reason = delivery.reason;
+  if (delivery.kind != stream::Delivery::Kind::kStep) return out;
+  const GroupData& data = groups_.at(group);
+  for (std::uint32_t reader : delivery.readers) {
+    auto host = data.hostnames.find(reader);
+    out.readers.emplace_back(reader, host == data.hostnames.end() ? "" : host->second);
+  }
+  out.writers.assign(writer_hosts_.begin(), writer_hosts_.end());
+  out.strategy = data.options.strategy;
+  out.attributes = stream_attributes_;
+  if (auto step = step_data_.find(delivery.step); step != step_data_.end()) {
+    out.attributes.insert(out.attributes.end(), step->second.attributes.begin(),
+                          step->second.attributes.end());
+    out.components = step->second.components;
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<const Buffer>> Stream::get(const std::string& group, std::uint32_t rank,
+                                                       std::int64_t step,
+                                                       const std::vector<std::uint64_t>& ids,
+                                                       std::uint64_t session) {
+  const ReaderKey key{group, rank};
+  check_reader(key, session);
+  auto holding = holding_.find(key);
+  auto data = step_data_.find(step);
+  if (holding == holding_.end() || holding->second != step || data == step_data_.end()) {
+    throw StreamError(reader_text(group, rank) + " does not hold " + step_text(step) +
+                      (holding == holding_.end()
+                           ? std::string(" (it holds no step; SS.STREAM.NEXT first)")
+                           : " (it holds " + step_text(holding->second) + ")"));
+  }
+  std::vector<std::shared_ptr<const Buffer>> out;
+  out.reserve(ids.size());
+  for (std::uint64_t id : ids) {
+    if (id >= data->second.chunks.size()) {
+      throw StreamError("chunk id " + std::to_string(id) + " is out of range: " + step_text(step) +
+                        " has " + std::to_string(data->second.chunks.size()) + " chunks");
+    }
+    out.push_back(data->second.chunks[id].bytes);
+  }
+  return out;
+}
+
+void Stream::release(const std::string& group, std::uint32_t rank, std::int64_t step,
+                     std::uint64_t session) {
+  const ReaderKey key{group, rank};
+  check_reader(key, session);
+  if (!queue_) {
+    throw StreamError(reader_text(group, rank) + " does not hold " + step_text(step) +
+                      " (no writer has attached yet)");
+  }
+  queue_->release(group, rank, step);
+  holding_.erase(key);
+}
+
+void Stream::leave(const std::string& group, std::uint32_t rank, std::uint64_t session) {
+  const ReaderKey key{group, rank};
+  check_reader(key, session);
+  if (queue_) {
+    queue_->leave(group, rank);
+  } else {
+    std::erase_if(pending_joins_, [&](const auto& join) { return join.first == key; });
+  }
+  holding_.erase(key);
+  reader_sessions_.erase(key);
+}
+
+// ---- Connections and parked requests ---------------------------------------------------------
+
+void Stream::session_closed(std::uint64_t session) {
+  hooked_sessions_.erase(session);
+  std::vector<std::uint32_t> writers;
+  for (const auto& [rank, bound] : writer_sessions_) {
+    if (bound == session) writers.push_back(rank);
+  }
+  for (std::uint32_t rank : writers) fail_writer(rank);
+  std::vector<ReaderKey> readers;
+  for (const auto& [reader, bound] : reader_sessions_) {
+    if (bound == session) readers.push_back(reader);
+  }
+  for (const ReaderKey& reader : readers) {
+    try {
+      leave(reader.first, reader.second, session);
+    } catch (const std::exception&) {  // not a member any more: nothing to give back
+      holding_.erase(reader);
+      reader_sessions_.erase(reader);
+    }
+  }
+}
+
+bool Stream::withdraw(const ParkedRequest* request) {
+  auto it = std::find_if(parked_.begin(), parked_.end(),
+                         [&](const auto& parked) { return parked.get() == request; });
+  if (it == parked_.end()) return false;
+  parked_.erase(it);
+  return true;
+}
+
+void Stream::drop_freed() {
+  if (!queue_) return;
+  for (std::int64_t step : queue_->take_freed()) {
+    auto data = step_data_.find(step);
+    if (data == step_data_.end()) continue;
+    bytes_held_ -= data->second.bytes;
+    step_data_.erase(data);  // gives the reserved memory back
+  }
+}
+
+// A request that goes on may change the stream (a NEXT hands out a step, a BEGIN takes a slot
+// and may drop an unread step), so the parked requests are retried until none goes on.
+std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> Stream::settle() {
+  drop_freed();
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      std::optional<ReplyWriter> reply = (*it)->retry(*this);
+      if (!reply) {
+        ++it;
+        continue;
+      }
+      if (auto session = (*it)->session.lock()) session->resume(std::move(*reply));
+      it = parked_.erase(it);
+      drop_freed();
+      progress = true;
+    }
+  }
+  return std::exchange(new_deadlines_, {});
+}
+
+// ---- Introspection ---------------------------------------------------------------------------
+
+bool Stream::idle() const {
+  return writer_sessions_.empty() && reader_sessions_.empty() && parked_.empty() &&
+         (!queue_ || (queue_->ended() && queue_->held_steps().empty()));
+}
+
+StreamInfo Stream::info() const {
+  StreamInfo out;
+  if (options_) {
+    out.writers = options_->config.writers;
+    out.queue_limit = options_->config.queue_limit;
+  }
+  out.writers_attached = writer_sessions_.size();
+  out.bytes_held = bytes_held_;
+  if (queue_) {
+    out.queue = queue_->stats();
+    out.ended = queue_->ended();
+  }
+  for (const auto& [name, group] : groups_) {
+    StreamInfo::Group shown;
+    shown.name = name;
+    shown.policy = policy_name(group.options.config.policy);
+    shown.strategy = group.options.strategy;
+    shown.size = group.options.config.size;
+    if (auto stats = out.queue.groups.find(name); stats != out.queue.groups.end()) {
+      shown.stats = stats->second;
+    } else {  // awaiting writers: count the readers that have joined
+      for (const auto& [reader, session] : reader_sessions_) {
+        if (reader.first == name) ++shown.stats.readers;
+      }
+    }
+    out.groups.push_back(std::move(shown));
+  }
+  return out;
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,207 @@
+// One stream on the server: its StepQueue, the connection each writer and reader rank is bound
+// to, the bytes and attributes of the steps it holds, and the requests parked on it. The queue
+// rules themselves are StepQueue's (src/stream/step_queue.hpp); this class adds what a server
+// needs around them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/stream/stream_data.hpp"
+#include "stream/step_queue.hpp"
+
+namespace slipstream::server {
+
+class Keyspace;
+class ReplyBuffer;
+class Session;
+class Stream;
+
+/// SS.STREAM.WRITE's options; every writer of a stream must give the same.
+struct WriterOptions {
+  stream::StreamConfig config;
+  std::int64_t step_timeout_ms = 0;  ///< 0: no limit
+};
+
+/// SS.STREAM.JOIN's options; every reader of a group must give the same size, policy and strategy.
+struct JoinOptions {
+  stream::GroupConfig config;
+  std::string strategy;  ///< canonical (lower-case) ChunkStrategy name
+};
+
+/// SS.STREAM.PUT's arguments, validated for syntax.
+struct PutRequest {
+  std::string component;
+  DType dtype = DType::kFloat32;
+  std::vector<std::uint64_t> global_extent, offset, extent;
+  Buffer bytes;
+};
+
+using RankNames = std::vector<std::pair<std::uint32_t, std::string>>;
+
+/// What SS.STREAM.NEXT hands a reader, copied out of the stream so that the reply can be written
+/// after the lock is released. For kStep everything is filled; kSkipped has step and reason.
+struct StepDelivery {
+  stream::Delivery::Kind kind = stream::Delivery::Kind::kWait;
+  std::int64_t step = -1;
+  std::string reason;
+  RankNames readers;  ///< the group's readers for this step; index = strategy rank
+  RankNames writers;
+  std::string strategy;
+  std::vector<Attribute> attributes;      ///< stream level first, then the step's
+  std::vector<ComponentData> components;  ///< chunk tables, no bytes
+};
+
+using ReplyWriter = std::function<void(ReplyBuffer&)>;
+
+/// A request parked on a stream: SS.STREAM.BEGIN waiting for a slot, SS.STREAM.NEXT waiting for
+/// a step.
+struct ParkedRequest {
+  std::weak_ptr<Session> session;
+  /// Runs with the stream locked each time it changes: nullopt while the request must still
+  /// wait, else its reply (an error reply included). Must not throw.
+  std::function<std::optional<ReplyWriter>(Stream&)> retry;
+};
+
+/// Figures for SS.STREAM.INFO.
+struct StreamInfo {
+  struct Group {
+    std::string name, policy, strategy;
+    std::uint32_t size = 0;
+    stream::GroupStats stats;
+  };
+  std::uint32_t writers = 0;  ///< 0 while no writer has attached
+  std::size_t writers_attached = 0;
+  std::size_t queue_limit = 0;
+  std::size_t bytes_held = 0;
+  stream::QueueStats queue;
+  bool ended = false;
+  std::vector<Group> groups;
+};
+
+/// One incarnation of a stream.
+///
+/// Thread safety: every member function requires mutex() to be held (StreamRegistry takes it);
+/// none blocks. Member functions that refuse a request throw StreamError, or QueueError /
+/// StrategyError from the stream library, and leave the stream as it was.
+///
+/// Binding: a writer rank belongs to the connection (session id) that attached it, a reader
+/// (group, rank) to the one that joined it, until CLOSE / LEAVE or the connection closes;
+/// requests for a bound rank from another connection are refused.
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  explicit Stream(std::string name) : name_(std::move(name)) {}
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  std::mutex& mutex() noexcept { return mutex_; }
+  const std::string& name() const noexcept { return name_; }
+
+  // ---- Writers ------------------------------------------------------------------------------
+  /// True once a writer has attached (the StepQueue exists); before that readers may join and
+  /// wait ("awaiting writers").
+  bool has_writers() const noexcept { return queue_.has_value(); }
+  /// True once no more steps will come (StepQueue::ended()).
+  bool ended() const noexcept { return queue_ && queue_->ended(); }
+  bool writer_bound(std::uint32_t rank) const { return writer_sessions_.count(rank) > 0; }
+  bool writer_bound_to(std::uint32_t rank, std::uint64_t session) const;
+  /// Binds writer `rank` to `session`; the first writer creates the StepQueue from `options`.
+  void attach_writer(std::uint32_t rank, const WriterOptions& options, std::string hostname,
+                     std::uint64_t session);
+  /// StepQueue::begin: true once the step has a slot, false while the writer must wait.
+  bool begin(std::uint32_t rank, std::int64_t step, std::uint64_t session);
+  /// Stores a chunk of a step the writer has begun and not ended; its bytes are counted against
+  /// --maxmemory through `keyspace` (StreamOutOfMemory when they do not fit).
+  void put(std::uint32_t rank, std::int64_t step, PutRequest request, std::uint64_t session,
+           Keyspace& keyspace);
+  /// Sets a stream-level (attribute.step == -1) or step attribute; last write wins.
+  void set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session);
+  void end(std::uint32_t rank, std::int64_t step, std::uint64_t session);
+  /// The writer is done: StepQueue::close_writer, and the rank is unbound.
+  void close_writer(std::uint32_t rank, std::uint64_t session);
+  /// The step timeout: aborts `step` if it is still held and incomplete.
+  void expire_step(std::int64_t step);
+
+  // ---- Readers ------------------------------------------------------------------------------
+  bool reader_bound_to(const std::string& group, std::uint32_t rank, std::uint64_t session) const;
+  void join(const std::string& group, std::uint32_t rank, const JoinOptions& options,
+            std::string hostname, std::uint64_t session);
+  /// StepQueue::next; nullopt while the reader must wait.
+  std::optional<StepDelivery> next(const std::string& group, std::uint32_t rank,
+                                   std::uint64_t session);
+  /// The bytes of chunks `ids` of `step`, which the reader must hold.
+  std::vector<std::shared_ptr<const Buffer>> get(const std::string& group, std::uint32_t rank,
+                                                 std::int64_t step,
+                                                 const std::vector<std::uint64_t>& ids,
+                                                 std::uint64_t session);
+  void release(const std::string& group, std::uint32_t rank, std::int64_t step,
+               std::uint64_t session);
+  void leave(const std::string& group, std::uint32_t rank, std::uint64_t session);
+
+  // ---- Connections and parked requests -------------------------------------------------------
+  /// True the first time for `session`: its connection then needs a close hook that calls
+  /// session_closed().
+  bool needs_close_hook(std::uint64_t session) { return hooked_sessions_.insert(session).second; }
+  /// The connection closed: its writers fail (their open steps are aborted), its readers leave.
+  void session_closed(std::uint64_t session);
+  void park(std::shared_ptr<ParkedRequest> request) { parked_.push_back(std::move(request)); }
+  /// Takes `request` off the stream; false when it was no longer parked (already answered).
+  bool withdraw(const ParkedRequest* request);
+  /// Call after every change: drops the data of the steps the queue freed and answers the
+  /// parked requests that may now go on. Returns the steps begun since the last call that need
+  /// a timeout, with it.
+  std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> settle();
+
+  // ---- Introspection -------------------------------------------------------------------------
+  /// True when the stream may be forgotten: no rank bound, nothing parked, and either no writer
+  /// ever attached or it has ended with every step freed.
+  bool idle() const;
+  StreamInfo info() const;
+  std::size_t bytes_held() const noexcept { return bytes_held_; }
+  std::size_t steps_held() const noexcept { return step_data_.size(); }
+
+ private:
+  struct GroupData {
+    JoinOptions options;
+    stream::RankTable hostnames;  // every reader that joined
+  };
+  using ReaderKey = std::pair<std::string, std::uint32_t>;
+
+  void check_writer(std::uint32_t rank, std::uint64_t session) const;
+  void check_reader(const ReaderKey& reader, std::uint64_t session) const;
+  StepData& open_step(std::uint32_t rank, std::int64_t step);
+  StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery) const;
+  void fail_writer(std::uint32_t rank);
+  void drop_freed();
+
+  std::mutex mutex_;
+  const std::string name_;
+  std::optional<WriterOptions> options_;
+  std::optional<stream::StepQueue> queue_;
+  // Joins that came before the first writer; applied when the queue is created.
+  std::vector<std::pair<ReaderKey, stream::GroupConfig>> pending_joins_;
+  stream::RankTable writer_hosts_;
+  std::set<std::uint32_t> departed_writers_;  // closed or failed
+  std::map<std::uint32_t, std::uint64_t> writer_sessions_;
+  std::map<std::string, GroupData> groups_;
+  std::map<ReaderKey, std::uint64_t> reader_sessions_;
+  std::map<ReaderKey, std::int64_t> holding_;  // step each reader was handed and holds
+  std::set<std::uint64_t> hooked_sessions_;
+  std::vector<Attribute> stream_attributes_;
+  std::map<std::int64_t, StepData> step_data_;  // held steps
+  std::size_t bytes_held_ = 0;
+  std::list<std::shared_ptr<ParkedRequest>> parked_;
+  std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> new_deadlines_;
+};
+
+}  // namespace slipstream::server

@@ -1,0 +1,188 @@
+// Parsing and formatting of SS.STREAM.* arguments; see stream_arguments.hpp.
+#include "server/stream/stream_arguments.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "server/commands/command_util.hpp"
+#include "server/stream/stream_error.hpp"
+
+namespace slipstream::server {
+namespace {
+
+constexpr std::size_t kMaxComponentName = 256;
+
+// A copy of a client's argument for an error message, cut short so errors stay small.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kShown = 64;
+  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
+std::optional<std::uint64_t> parse_unsigned(std::string_view text) noexcept {
+  std::uint64_t value = 0;
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::uint32_t parse_rank(std::string_view text, std::string_view what) {
+  auto value = parse_unsigned(text);
+  if (!value || *value > std::numeric_limits<std::uint32_t>::max()) {
+    throw StreamError(std::string(what) + " must be an integer from 0 to 4294967295, got '" +
+                      shown(text) + "'");
+  }
+  return static_cast<std::uint32_t>(*value);
+}
+
+std::uint32_t parse_count(std::string_view text, std::string_view what, std::uint32_t minimum) {
+  auto value = parse_unsigned(text);
+  if (!value || *value < minimum || *value > std::numeric_limits<std::uint32_t>::max()) {
+    throw StreamError(std::string(what) + " must be an integer from " + std::to_string(minimum) +
+                      " to 4294967295, got '" + shown(text) + "'");
+  }
+  return static_cast<std::uint32_t>(*value);
+}
+
+std::int64_t parse_step(std::string_view text, bool allow_stream_level) {
+  auto value = parse_int(text);
+  const std::int64_t lowest = allow_stream_level ? -1 : 0;
+  if (!value || *value < lowest) {
+    throw StreamError("step must be an integer >= " + std::to_string(lowest) +
+                      (allow_stream_level ? " (-1: the stream itself)" : "") + ", got '" +
+                      shown(text) + "'");
+  }
+  return *value;
+}
+
+std::int64_t parse_milliseconds(std::string_view text, std::string_view what) {
+  auto value = parse_int(text);
+  if (!value || *value < 0) {
+    throw StreamError(std::string(what) + " must be milliseconds >= 0 (0: no limit), got '" +
+                      shown(text) + "'");
+  }
+  return *value;
+}
+
+std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what) {
+  std::vector<std::uint64_t> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    auto value = parse_unsigned(item);
+    if (!value) {
+      throw StreamError(std::string(what) +
+                        " must be a comma-separated list of unsigned integers such as 64,32,32, "
+                        "got '" +
+                        shown(text) + "'");
+    }
+    out.push_back(*value);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string format_extent(const std::vector<std::uint64_t>& extent) {
+  std::string out;
+  for (std::size_t d = 0; d < extent.size(); ++d) {
+    if (d > 0) out.push_back(',');
+    out += std::to_string(extent[d]);
+  }
+  return out;
+}
+
+void check_component_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxComponentName) {
+    throw StreamError("component name must be 1 to 256 bytes, got " + std::to_string(name.size()));
+  }
+  for (char c : name) {
+    if (c <= ' ' || c > '~') {
+      throw StreamError(
+          "component name must be printable ASCII without spaces (an openPMD path "
+          "such as meshes/E/x), got '" +
+          shown(name) + "'");
+    }
+  }
+}
+
+std::string_view attribute_type_name(AttributeType type) noexcept {
+  switch (type) {
+    case AttributeType::kString:
+      return "string";
+    case AttributeType::kInt:
+      return "int";
+    case AttributeType::kFloat:
+      return "float";
+    case AttributeType::kStrings:
+      return "strings";
+    case AttributeType::kInts:
+      return "ints";
+    case AttributeType::kFloats:
+      return "floats";
+  }
+  return "string";
+}
+
+void parse_attribute_value(std::string_view type, std::span<const Buffer> values,
+                           Attribute& attribute) {
+  constexpr AttributeType kTypes[] = {AttributeType::kString, AttributeType::kInt,
+                                      AttributeType::kFloat,  AttributeType::kStrings,
+                                      AttributeType::kInts,   AttributeType::kFloats};
+  bool known = false;
+  for (AttributeType candidate : kTypes) {
+    if (equals_nocase(type, attribute_type_name(candidate))) {
+      attribute.type = candidate;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw StreamError("unknown attribute type '" + shown(type) +
+                      "'; expected string, int, float, strings, ints or floats");
+  }
+  const bool singular = attribute.type == AttributeType::kString ||
+                        attribute.type == AttributeType::kInt ||
+                        attribute.type == AttributeType::kFloat;
+  if (singular && values.size() != 1) {
+    throw StreamError("attribute type " + std::string(attribute_type_name(attribute.type)) +
+                      " takes exactly 1 value, got " + std::to_string(values.size()));
+  }
+  for (const Buffer& value : values) {
+    const std::string_view text = value.view();
+    switch (attribute.type) {
+      case AttributeType::kString:
+      case AttributeType::kStrings:
+        attribute.strings.emplace_back(text);
+        break;
+      case AttributeType::kInt:
+      case AttributeType::kInts: {
+        auto parsed = parse_int(text);
+        if (!parsed) {
+          throw StreamError("attribute value '" + shown(text) + "' is not a 64-bit integer");
+        }
+        attribute.ints.push_back(*parsed);
+        break;
+      }
+      case AttributeType::kFloat:
+      case AttributeType::kFloats: {
+        double parsed = 0;
+        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+        if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+            !std::isfinite(parsed)) {
+          throw StreamError("attribute value '" + shown(text) +
+                            "' is not a finite floating-point number");
+        }
+        attribute.floats.push_back(parsed);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace slipstream::server

@@ -1,0 +1,41 @@
+// Parsing and formatting of SS.STREAM.* arguments: ranks, steps, extent lists ("64,32,32"),
+// component names and typed attribute values. Every parser throws StreamError saying what was
+// wrong and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "server/stream/stream_data.hpp"
+
+namespace slipstream::server {
+
+/// A rank (0..2^32-1). `what` names it in the error ("writer rank").
+std::uint32_t parse_rank(std::string_view text, std::string_view what);
+/// A count of at least `minimum` that fits in 32 bits ("writers", "size").
+std::uint32_t parse_count(std::string_view text, std::string_view what, std::uint32_t minimum);
+/// A step number >= 0, or -1 too when `allow_stream_level` (SS.STREAM.ATTR).
+std::int64_t parse_step(std::string_view text, bool allow_stream_level = false);
+/// Milliseconds >= 0 (0 = no limit).
+std::int64_t parse_milliseconds(std::string_view text, std::string_view what);
+
+/// A comma-separated list of at least one unsigned decimal integer ("64,32,32").
+std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what);
+/// The inverse of parse_extent.
+std::string format_extent(const std::vector<std::uint64_t>& extent);
+
+/// Throws unless `name` is a valid component path: non-empty, at most 256 bytes, printable ASCII
+/// without spaces (`meshes/E/x`, `particles/e/position/x`).
+void check_component_name(std::string_view name);
+
+/// Parses SS.STREAM.ATTR's type and values into `attribute` (singular types take exactly one
+/// value; ints are int64 and floats double, parsed strictly).
+void parse_attribute_value(std::string_view type, std::span<const Buffer> values,
+                           Attribute& attribute);
+std::string_view attribute_type_name(AttributeType type) noexcept;
+
+}  // namespace slipstream::server

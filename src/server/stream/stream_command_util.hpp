@@ -1,0 +1,50 @@
+// Internal to the SS.STREAM.* command files: error replies, parking a request on a stream, close
+// hooks and the TIMEOUT option.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/commands/command_table.hpp"
+#include "server/stream/stream.hpp"
+
+namespace slipstream::server {
+
+/// The error reply for an exception from a stream request: "OOM ..." for StreamOutOfMemory,
+/// "ERR <what()>" for everything else.
+std::string stream_error_text(const std::exception& error);
+
+/// Runs `body`, turning any exception it throws into an error reply: no exception leaves a
+/// stream handler. `body` writes its reply only once nothing more can throw.
+template <typename Body>
+Outcome reply_errors(CommandContext& c, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    c.reply.error(stream_error_text(error));
+  }
+  return Outcome::kDone;
+}
+
+/// Makes the connection call Stream::session_closed when it closes (once per stream and
+/// connection). Call with the stream locked, after binding a rank.
+void hook_close(CommandContext& c, Stream& stream);
+
+/// A retry for ParkedRequest: nullopt while the request waits, else its reply.
+using Retry = std::function<std::optional<ReplyWriter>(Stream&)>;
+
+/// Parks the request on `stream` (locked) until `retry` gives a reply, or answers nil after
+/// `timeout_ms` (0: no limit). `retry` may throw: the exception becomes an error reply.
+Outcome park(CommandContext& c, Stream& stream, Retry retry, std::int64_t timeout_ms);
+
+/// The optional "TIMEOUT ms" at args[index..]: 0 (no limit) when absent.
+std::int64_t parse_timeout_option(const CommandContext& c, std::size_t index);
+
+void add_stream_writer_commands(std::vector<CommandSpec>& out);
+void add_stream_reader_commands(std::vector<CommandSpec>& out);
+
+}  // namespace slipstream::server

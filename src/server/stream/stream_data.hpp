@@ -1,0 +1,60 @@
+// What the server keeps of a stream's steps: record components with their chunk tables and chunk
+// bytes, and attributes (at stream, step, record or component level). Plain data; the Stream that
+// owns it does the locking.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "server/store/memory_reservation.hpp"
+#include "slipstream/stream_chunks.hpp"
+#include "slipstream/tensor.hpp"
+
+namespace slipstream::server {
+
+enum class AttributeType { kString, kInt, kFloat, kStrings, kInts, kFloats };
+
+/// One attribute. Exactly one of the value vectors is used, by `type`; the singular types hold
+/// exactly one value.
+struct Attribute {
+  std::int64_t step = -1;  ///< -1: stream level
+  std::string path;        ///< "/" (the stream or step itself), or a record / component path
+  std::string name;
+  AttributeType type = AttributeType::kString;
+  std::vector<std::string> strings;
+  std::vector<std::int64_t> ints;
+  std::vector<double> floats;
+};
+
+/// A record component of one step: its dtype, global extent and chunk table. chunk_ids[i] is
+/// the step-wide id of chunks[i] (its index in StepData::chunks).
+struct ComponentData {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::uint64_t> global_extent;
+  stream::ChunkTable chunks;
+  std::vector<std::uint32_t> chunk_ids;
+};
+
+/// The bytes of one chunk, counted against --maxmemory until the step is freed. Replies share
+/// the bytes (zero copy), so they may outlive the step for as long as a reply is being written.
+struct StoredChunk {
+  std::shared_ptr<const Buffer> bytes;
+  MemoryReservation reservation;
+};
+
+/// One held step.
+struct StepData {
+  std::vector<ComponentData> components;  ///< in first-put order
+  std::vector<StoredChunk> chunks;        ///< by chunk id, in put order
+  std::vector<Attribute> attributes;      ///< in first-set order; a later set replaces the value
+  std::set<std::uint32_t> begun, ended;   ///< writer ranks
+  std::size_t bytes = 0;                  ///< sum of the chunks' sizes
+};
+
+}  // namespace slipstream::server

@@ -1,0 +1,146 @@
+// The server's streams by name; see stream_registry.hpp.
+#include "server/stream/stream_registry.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include "server/stream/stream.hpp"
+#include "server/stream/stream_error.hpp"
+
+namespace slipstream::server {
+
+StreamRegistry::~StreamRegistry() = default;
+
+std::shared_ptr<Stream> StreamRegistry::find_locked(std::string_view name,
+                                                    const BoundHere& bound_here) const {
+  if (auto replaced = replaced_.find(name); replaced != replaced_.end() && bound_here) {
+    for (const auto& stream : replaced->second) {
+      std::lock_guard lock(stream->mutex());
+      if (bound_here(*stream)) return stream;
+    }
+  }
+  auto current = current_.find(name);
+  return current == current_.end() ? nullptr : current->second;
+}
+
+bool StreamRegistry::run_locked(Stream& stream, const Operation& operation) {
+  std::lock_guard lock(stream.mutex());
+  auto settle = [&] {
+    const auto now = DeadlineTimer::Clock::now();
+    std::weak_ptr<Stream> weak = stream.weak_from_this();
+    for (const auto& [step, timeout] : stream.settle()) {
+      deadlines_.schedule(now + timeout, [this, weak, step = step] {
+        if (auto expiring = weak.lock()) {
+          with_stream(expiring, [step](Stream& s) { s.expire_step(step); });
+        }
+      });
+    }
+  };
+  try {
+    operation(stream);
+  } catch (...) {
+    settle();
+    throw;
+  }
+  settle();
+  return stream.idle();
+}
+
+void StreamRegistry::with_existing(std::string_view name, const BoundHere& bound_here,
+                                   const Operation& operation) {
+  std::shared_ptr<Stream> stream;
+  bool idle = false;
+  {
+    std::shared_lock lock(mutex_);
+    stream = find_locked(name, bound_here);
+    if (!stream) throw StreamError("no stream named '" + std::string(name) + "'");
+    idle = run_locked(*stream, operation);
+  }
+  if (idle) collect(stream);
+}
+
+void StreamRegistry::with_current(std::string_view name, const Operation& operation) {
+  std::shared_ptr<Stream> stream;
+  bool idle = false;
+  {
+    std::unique_lock lock(mutex_);
+    auto& current = current_[std::string(name)];
+    if (!current) current = std::make_shared<Stream>(std::string(name));
+    stream = current;
+    try {
+      idle = run_locked(*stream, operation);
+    } catch (...) {
+      std::lock_guard stream_lock(stream->mutex());
+      if (stream->idle()) current_.erase(std::string(name));  // created for nothing
+      throw;
+    }
+    if (idle) current_.erase(std::string(name));
+  }
+}
+
+void StreamRegistry::with_writer(std::string_view name, std::uint32_t rank,
+                                 const Operation& operation) {
+  std::unique_lock lock(mutex_);
+  auto& current = current_[std::string(name)];
+  if (current) {
+    std::lock_guard stream_lock(current->mutex());
+    if (current->ended() && !current->writer_bound(rank)) {
+      if (!current->idle()) replaced_[std::string(name)].push_back(current);
+      current = nullptr;
+    }
+  }
+  if (!current) current = std::make_shared<Stream>(std::string(name));
+  std::shared_ptr<Stream> stream = current;
+  bool idle = false;
+  try {
+    idle = run_locked(*stream, operation);
+  } catch (...) {
+    std::lock_guard stream_lock(stream->mutex());
+    if (stream->idle()) current_.erase(std::string(name));
+    throw;
+  }
+  if (idle) current_.erase(std::string(name));
+}
+
+void StreamRegistry::with_stream(const std::shared_ptr<Stream>& stream,
+                                 const Operation& operation) {
+  bool idle = false;
+  {
+    std::shared_lock lock(mutex_);
+    idle = run_locked(*stream, operation);
+  }
+  if (idle) collect(stream);
+}
+
+void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
+  std::unique_lock lock(mutex_);
+  std::lock_guard stream_lock(stream->mutex());
+  if (!stream->idle()) return;
+  const std::string& name = stream->name();
+  if (auto current = current_.find(name); current != current_.end() && current->second == stream) {
+    current_.erase(current);
+    return;
+  }
+  if (auto replaced = replaced_.find(name); replaced != replaced_.end()) {
+    std::erase(replaced->second, stream);
+    if (replaced->second.empty()) replaced_.erase(replaced);
+  }
+}
+
+StreamTotals StreamRegistry::totals() const {
+  StreamTotals out;
+  std::shared_lock lock(mutex_);
+  auto add = [&](const std::shared_ptr<Stream>& stream) {
+    std::lock_guard stream_lock(stream->mutex());
+    ++out.streams;
+    out.bytes_held += stream->bytes_held();
+    out.steps_held += stream->steps_held();
+  };
+  for (const auto& [name, stream] : current_) add(stream);
+  for (const auto& [name, streams] : replaced_) {
+    for (const auto& stream : streams) add(stream);
+  }
+  return out;
+}
+
+}  // namespace slipstream::server

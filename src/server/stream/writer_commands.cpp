@@ -1,0 +1,196 @@
+// SS.STREAM.WRITE, BEGIN, PUT, ATTR, END and CLOSE: the writer side of streams. A writer rank is
+// bound to the connection that attached it.
+#include <utility>
+
+#include "server/commands/command_util.hpp"
+#include "server/net/reply.hpp"
+#include "server/net/session.hpp"
+#include "server/server.hpp"
+#include "server/stream/stream_arguments.hpp"
+#include "server/stream/stream_command_util.hpp"
+#include "server/stream/stream_error.hpp"
+#include "server/stream/stream_registry.hpp"
+
+namespace slipstream::server {
+namespace {
+
+// Routes a writer's request to the incarnation its rank is attached to from this connection.
+StreamRegistry::BoundHere writer_here(std::uint32_t rank, std::uint64_t session) {
+  return [rank, session](const Stream& s) { return s.writer_bound_to(rank, session); };
+}
+
+WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writers) {
+  WriterOptions options;
+  options.config.writers = writers;
+  for (std::size_t i = 5; i < c.argc(); i += 2) {
+    const std::string_view option = c.arg(i);
+    if (i + 1 >= c.argc()) {
+      throw StreamError("option " + std::string(option) + " needs a value");
+    }
+    const std::string_view value = c.arg(i + 1);
+    if (equals_nocase(option, "QUEUE")) {
+      options.config.queue_limit = parse_count(value, "QUEUE", 1);
+    } else if (equals_nocase(option, "EXPECT-GROUPS")) {
+      options.config.expected_groups = parse_count(value, "EXPECT-GROUPS", 0);
+    } else if (equals_nocase(option, "ON-WRITER-FAILURE")) {
+      if (equals_nocase(value, "end")) {
+        options.config.end_on_writer_failure = true;
+      } else if (equals_nocase(value, "continue")) {
+        options.config.end_on_writer_failure = false;
+      } else {
+        throw StreamError("ON-WRITER-FAILURE must be continue or end, got '" + std::string(value) +
+                          "'");
+      }
+    } else if (equals_nocase(option, "STEP-TIMEOUT")) {
+      options.step_timeout_ms = parse_milliseconds(value, "STEP-TIMEOUT");
+    } else {
+      throw StreamError("unknown option '" + std::string(option) +
+                        "'; expected QUEUE, EXPECT-GROUPS, ON-WRITER-FAILURE or STEP-TIMEOUT");
+    }
+  }
+  return options;
+}
+
+// SS.STREAM.WRITE stream rank writers hostname [options]
+Outcome write(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::uint32_t writers = parse_count(c.arg(3), "writers", 1);
+    const std::string hostname(c.arg(4));
+    if (hostname.empty()) throw StreamError("hostname must not be empty");
+    const WriterOptions options = parse_writer_options(c, writers);
+    c.server.streams().with_writer(c.arg(1), rank, [&](Stream& s) {
+      s.attach_writer(rank, options, hostname, c.session.id());
+      hook_close(c, s);
+    });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.BEGIN stream rank step [TIMEOUT ms]
+Outcome begin(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::int64_t step = parse_step(c.arg(3));
+    const std::int64_t timeout = parse_timeout_option(c, 4);
+    const std::uint64_t session = c.session.id();
+    Outcome outcome = Outcome::kDone;
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      if (s.begin(rank, step, session)) return;
+      outcome = park(
+          c, s,
+          [rank, step, session](Stream& parked_on) -> std::optional<ReplyWriter> {
+            if (!parked_on.begin(rank, step, session)) return std::nullopt;
+            return [](ReplyBuffer& reply) { reply.simple("OK"); };
+          },
+          timeout);
+    });
+    if (outcome == Outcome::kDone) c.reply.simple("OK");
+    return outcome;
+  });
+}
+
+// SS.STREAM.PUT stream rank step component dtype global-extent offset extent bytes
+Outcome put(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::int64_t step = parse_step(c.arg(3));
+    PutRequest request;
+    request.component = std::string(c.arg(4));
+    check_component_name(request.component);
+    auto dtype = parse_dtype(c.arg(5));
+    if (!dtype) {
+      throw StreamError("unknown dtype '" + std::string(c.arg(5)) +
+                        "'; expected FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16 or "
+                        "BOOL");
+    }
+    request.dtype = *dtype;
+    request.global_extent = parse_extent(c.arg(6), "global extent");
+    request.offset = parse_extent(c.arg(7), "offset");
+    request.extent = parse_extent(c.arg(8), "extent");
+    request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      s.put(rank, step, std::move(request), session, c.server.keyspace());
+    });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.ATTR stream rank step path name type value [value ...]
+Outcome attr(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    Attribute attribute;
+    attribute.step = parse_step(c.arg(3), /*allow_stream_level=*/true);
+    attribute.path = std::string(c.arg(4));
+    if (attribute.path != "/") check_component_name(attribute.path);
+    attribute.name = std::string(c.arg(5));
+    if (attribute.name.empty()) throw StreamError("attribute name must not be empty");
+    parse_attribute_value(c.arg(6), std::span<const Buffer>(c.args).subspan(7), attribute);
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      s.set_attribute(rank, std::move(attribute), session);
+    });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.END stream rank step
+Outcome end(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::int64_t step = parse_step(c.arg(3));
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session),
+                                     [&](Stream& s) { s.end(rank, step, session); });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.CLOSE stream rank
+Outcome close(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session),
+                                     [&](Stream& s) { s.close_writer(rank, session); });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+}  // namespace
+
+// One table row per command, as in the other command files.
+// clang-format off
+void add_stream_writer_commands(std::vector<CommandSpec>& out) {
+  out.insert(out.end(), {
+    {"SS.STREAM.WRITE", -5, kWrite, 1, 1, 1, write, "stream",
+     "stream rank writers hostname [QUEUE steps] [EXPECT-GROUPS groups] "
+     "[ON-WRITER-FAILURE continue|end] [STEP-TIMEOUT ms]",
+     "Attaches writer rank (of writers) on hostname to the stream, creating it: +OK. The rank is "
+     "bound to this connection."},
+    {"SS.STREAM.BEGIN", -4, kWrite | kBlocking, 1, 1, 1, begin, "stream",
+     "stream rank step [TIMEOUT ms]",
+     "Begins a step: +OK once it has a slot in the queue, or nil after ms milliseconds "
+     "(0 = no limit)."},
+    {"SS.STREAM.PUT", 10, kWrite | kDenyOom, 1, 1, 1, put, "stream",
+     "stream rank step component dtype global-extent offset extent bytes",
+     "Stores a chunk of a record component in a begun step (extents as 64,32,32): +OK."},
+    {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
+     "stream rank step path name string|int|float|strings|ints|floats value [value ...]",
+     "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK."},
+    {"SS.STREAM.END", 4, kWrite, 1, 1, 1, end, "stream", "stream rank step",
+     "Ends a step for this writer; it becomes visible once every writer has ended it: +OK."},
+    {"SS.STREAM.CLOSE", 3, kWrite, 1, 1, 1, close, "stream", "stream rank",
+     "The writer is done with the stream; readers get end once every writer has closed: +OK."},
+  });
+}
+// clang-format on
+
+}  // namespace slipstream::server

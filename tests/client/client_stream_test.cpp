@@ -1,0 +1,202 @@
+// StreamWriter and StreamReader against a real server: 4 writer threads, two reader groups (3
+// readers with roundrobin, 1 with slicedataset), every element of every step checked, attributes,
+// end of stream, a writer that goes away mid-step, and misuse.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "client_fixture.hpp"
+#include "slipstream/stream.hpp"
+
+namespace slipstream::testing {
+namespace {
+
+constexpr std::uint32_t kWriters = 4;
+constexpr std::uint64_t kRows = 16, kCols = 6;  // meshes/E/x: each writer owns 4 rows
+constexpr int kSteps = 4;
+
+// The value written at (row, col) of meshes/E/x in `step`.
+double field(int step, std::uint64_t row, std::uint64_t col) {
+  return step * 1000.0 + static_cast<double>(row * kCols + col);
+}
+
+ClientOptions options_for(const ServerProcess& server) {
+  ClientOptions options;
+  options.address = server.tcp_address();
+  return options;
+}
+
+// Writer `rank` writes its 4 rows of each step as two chunks of 2 rows, plus a particle record
+// of rank + 1 elements, and the step's time and dt.
+void write_stream(const ClientOptions& options, const std::string& name, std::uint32_t rank,
+                  StreamWriterOptions writer_options = {}) {
+  StreamWriter writer(options, name, rank, kWriters, writer_options);
+  if (rank == 0) writer.set_stream_attribute("/", "software", std::string("slipstream test"));
+  const std::vector<std::uint64_t> global = {kRows, kCols};
+  const std::vector<std::uint64_t> particles_global = {kWriters * (kWriters + 1) / 2};
+  for (int step = 0; step < kSteps; ++step) {
+    writer.begin_step(step);
+    std::vector<std::vector<double>> rows(2);
+    for (int half = 0; half < 2; ++half) {
+      const std::uint64_t first = rank * 4 + static_cast<std::uint64_t>(half) * 2;
+      for (std::uint64_t r = first; r < first + 2; ++r) {
+        for (std::uint64_t c = 0; c < kCols; ++c) rows[half].push_back(field(step, r, c));
+      }
+      const std::vector<std::uint64_t> offset = {first, 0}, extent = {2, kCols};
+      writer.put_chunk<double>("meshes/E/x", global, offset, extent, rows[half]);
+    }
+    std::vector<std::int32_t> ids(rank + 1, static_cast<std::int32_t>(step * 100 + rank));
+    const std::vector<std::uint64_t> offset = {rank * (rank + 1) / 2}, extent = {rank + 1};
+    writer.put_chunk<std::int32_t>("particles/e/id", particles_global, offset, extent, ids);
+    if (rank == 0) {
+      writer.set_attribute("/", "time", 0.5 * step);
+      writer.set_attribute("/", "dt", 0.5);
+      writer.set_attribute("meshes/E", "axisLabels", std::vector<std::string>{"x", "y"});
+    }
+    writer.end_step();
+  }
+  writer.close();
+}
+
+// What one group saw: per step, how often each element of meshes/E/x was delivered.
+struct GroupSeen {
+  std::mutex mutex;
+  std::map<int, std::vector<int>> counts;
+  std::atomic<int> wrong{0};
+  std::atomic<int> ends{0};
+};
+
+void read_stream(const ClientOptions& options, const std::string& name, const std::string& group,
+                 std::uint32_t rank, std::uint32_t size, const std::string& strategy,
+                 GroupSeen& seen) {
+  StreamReaderOptions reader_options;
+  reader_options.strategy = strategy;
+  reader_options.hostname = "host" + std::to_string(rank);
+  StreamReader reader(options, name, group, rank, size, reader_options);
+  for (;;) {
+    StreamNext next = reader.next_step();
+    if (next.kind == StreamNext::Kind::kEnd) {
+      ++seen.ends;
+      return;
+    }
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+    StreamStep& step = *next.step;
+    const int number = static_cast<int>(step.number());
+    bool has_time = false;
+    for (const auto& a : step.attributes()) {
+      if (a.name == "time" && a.step == number) has_time = std::get<double>(a.value) == 0.5 * number;
+    }
+    if (!has_time) ++seen.wrong;
+    for (const StreamPiece& piece : step.load("meshes/E/x")) {
+      const auto& p = piece.piece;
+      const auto* values = reinterpret_cast<const double*>(piece.bytes.data());
+      std::lock_guard lock(seen.mutex);
+      auto& counts = seen.counts[number];
+      counts.resize(kRows * kCols);
+      for (std::uint64_t r = 0; r < p.extent[0]; ++r) {
+        for (std::uint64_t c = 0; c < p.extent[1]; ++c) {
+          const std::uint64_t row = p.offset[0] + r, col = p.offset[1] + c;
+          if (values[r * p.extent[1] + c] != field(number, row, col)) ++seen.wrong;
+          ++counts[row * kCols + col];
+        }
+      }
+      // Provenance: writer `source_rank` wrote rows 4 * rank .. 4 * rank + 3.
+      if (p.offset[0] / 4 != p.source_rank) ++seen.wrong;
+    }
+    for (const StreamPiece& piece : step.load("particles/e/id")) {
+      const auto* ids = reinterpret_cast<const std::int32_t*>(piece.bytes.data());
+      for (std::uint64_t i = 0; i < piece.piece.extent[0]; ++i) {
+        if (ids[i] != number * 100 + static_cast<std::int32_t>(piece.piece.source_rank)) ++seen.wrong;
+      }
+    }
+    step.release();
+  }
+}
+
+TEST(StreamClient, FourWritersTwoGroupsEveryElementOnceAndInOrder) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  GroupSeen train, archive;
+  std::vector<std::thread> threads;
+  // Readers first: they wait for the writers.
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    threads.emplace_back(read_stream, options, name, "train", r, 3, "roundrobin", std::ref(train));
+  }
+  threads.emplace_back(read_stream, options, name, "archive", 0, 1, "slicedataset",
+                       std::ref(archive));
+  // Every reader must have joined before the first step is written (with expected groups, the
+  // writers would keep steps for them; here all readers start first and block the queue).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (std::uint32_t w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] { write_stream(options, name, w); });
+  }
+  for (auto& t : threads) t.join();
+  for (GroupSeen* seen : {&train, &archive}) {
+    EXPECT_EQ(seen->wrong.load(), 0);
+    ASSERT_EQ(seen->counts.size(), static_cast<std::size_t>(kSteps));
+    for (const auto& [step, counts] : seen->counts) {
+      for (int count : counts) ASSERT_EQ(count, 1) << "step " << step;
+    }
+  }
+  EXPECT_EQ(train.ends.load(), 3);
+  EXPECT_EQ(archive.ends.load(), 1);
+}
+
+TEST(StreamClient, WriterThatClosesMidStepAbortsTheStepWithItsReason) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamReaderOptions reader_options;
+  reader_options.strategy = "roundrobin";
+  StreamReader reader(options, name, "g", 0, 1, reader_options);
+  StreamWriter survivor(options, name, 0, 2);
+  std::optional<StreamWriter> leaving(std::in_place, options, name, 1, 2);
+  survivor.begin_step(0);
+  leaving->begin_step(0);
+  const std::vector<std::uint64_t> global = {2}, offset = {0}, extent = {1};
+  const std::vector<float> one = {1.0f};
+  survivor.put_chunk<float>("meshes/rho", global, offset, extent, one);
+  survivor.end_step();
+  leaving.reset();  // closes without ending step 0
+  StreamNext next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kSkipped);
+  EXPECT_EQ(next.skipped_step, 0);
+  EXPECT_NE(next.reason.find("writer 1"), std::string::npos) << next.reason;
+  // The survivor goes on alone.
+  survivor.begin_step(1);
+  survivor.put_chunk<float>("meshes/rho", global, offset, extent, one);
+  survivor.end_step();
+  next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+  EXPECT_EQ(next.step->number(), 1);
+  auto pieces = next.step->load("meshes/rho");
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].piece.source_rank, 0u);
+}
+
+TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  EXPECT_THROW(StreamWriter(options, name, 2, 2), InvalidArgumentError);
+  StreamReaderOptions bad;
+  bad.strategy = "hostname_nosuch_discard";
+  EXPECT_THROW(StreamReader(options, name, "g", 0, 1, bad), InvalidArgumentError);
+  StreamWriter writer(options, name, 0, 1);
+  EXPECT_THROW(writer.end_step(), InvalidArgumentError);
+  writer.begin_step(3);
+  const std::vector<std::uint64_t> global = {4}, offset = {0}, extent = {2};
+  const std::vector<float> three = {1, 2, 3};
+  EXPECT_THROW(writer.put_chunk<float>("meshes/rho", global, offset, extent, three),
+               InvalidArgumentError);
+  writer.end_step();
+  EXPECT_THROW(writer.begin_step(2), ServerError);  // step numbers must increase
+}
+
+}  // namespace
+}  // namespace slipstream::testing

@@ -1,0 +1,654 @@
+// SS.STREAM.*: writers and reader groups against a real server. Readers compute their share of
+// each step with ChunkStrategy from the NEXT reply, as a real reader would, and every byte is
+// checked. No sleeps synchronise anything: tests wait on replies (or poll INFO in a bounded loop).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slipstream/stream_chunks.hpp"
+#include "support/raw_client.hpp"
+#include "support/server_process.hpp"
+
+namespace slipstream::testing {
+namespace {
+
+using stream::Chunk;
+using stream::ChunkStrategy;
+using stream::ChunkTable;
+using stream::RankTable;
+using Extent = std::vector<std::uint64_t>;
+
+// ---- The data the writers write --------------------------------------------------------------
+
+// Two components: a 16x8 INT32 mesh written as 2 chunks of 2 rows per writer, and 40 DOUBLE
+// particle positions written as 10 per writer. Every element's value is a function of the step
+// and its global index, so any reader can check any byte.
+constexpr char kMesh[] = "meshes/E/x";
+constexpr char kParticles[] = "particles/e/position/x";
+const Extent kMeshExtent = {16, 8};
+const Extent kParticleExtent = {40};
+
+std::int32_t mesh_value(std::int64_t step, std::uint64_t index) {
+  return static_cast<std::int32_t>(step * 100000 + static_cast<std::int64_t>(index));
+}
+double particle_value(std::int64_t step, std::uint64_t index) {
+  return static_cast<double>(step) + 0.5 * static_cast<double>(index);
+}
+
+std::string list(const Extent& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  return out;
+}
+
+Extent parse_list(const std::string& text) {
+  Extent out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = text.find(',', start);
+    out.push_back(std::stoull(text.substr(start, comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::uint64_t count(const Extent& extent) {
+  std::uint64_t n = 1;
+  for (auto e : extent) n *= e;
+  return n;
+}
+
+std::uint64_t linear(const Extent& index, const Extent& extent) {
+  std::uint64_t out = 0;
+  for (std::size_t d = 0; d < extent.size(); ++d) out = out * extent[d] + index[d];
+  return out;
+}
+
+// Calls `visit(global index)` for every element of the box (offset, extent), row-major.
+template <typename Visit>
+void for_each_element(const Extent& offset, const Extent& extent, Visit visit) {
+  if (count(extent) == 0) return;
+  Extent at = offset;
+  while (true) {
+    visit(at);
+    std::size_t d = at.size();
+    while (d > 0) {
+      --d;
+      if (++at[d] < offset[d] + extent[d]) break;
+      at[d] = offset[d];
+      if (d == 0) return;
+    }
+  }
+}
+
+std::string mesh_bytes(std::int64_t step, const Extent& offset, const Extent& extent) {
+  std::string out;
+  for_each_element(offset, extent, [&](const Extent& at) {
+    std::int32_t v = mesh_value(step, linear(at, kMeshExtent));
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  });
+  return out;
+}
+
+std::string particle_bytes(std::int64_t step, const Extent& offset, const Extent& extent) {
+  std::string out;
+  for_each_element(offset, extent, [&](const Extent& at) {
+    double v = particle_value(step, at[0]);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  });
+  return out;
+}
+
+// ---- Reading the NEXT reply -------------------------------------------------------------------
+
+struct Component {
+  std::string name, dtype;
+  Extent global;
+  ChunkTable chunks;
+  std::vector<long long> ids;  // chunk id of chunks[i]
+};
+
+struct Step {
+  std::int64_t number = -1;
+  RankTable readers;                    // strategy rank (index) -> hostname
+  std::vector<long long> reader_ranks;  // group rank of each index
+  RankTable writers;
+  std::string strategy;
+  std::vector<RespReply> attributes;
+  std::vector<Component> components;
+};
+
+Step parse_step(const RespReply& reply) {
+  Step out;
+  EXPECT_EQ(reply.elements.size(), 7u) << reply.str();
+  if (reply.elements.size() != 7 || reply.elements[0].text != "step") return out;
+  out.number = reply.elements[1].integer;
+  for (const RespReply& r : reply.elements[2].elements) {
+    out.readers[static_cast<std::uint32_t>(out.reader_ranks.size())] = r.elements[1].text;
+    out.reader_ranks.push_back(r.elements[0].integer);
+  }
+  for (const RespReply& w : reply.elements[3].elements) {
+    out.writers[static_cast<std::uint32_t>(w.elements[0].integer)] = w.elements[1].text;
+  }
+  out.strategy = reply.elements[4].text;
+  out.attributes = reply.elements[5].elements;
+  for (const RespReply& c : reply.elements[6].elements) {
+    Component component{
+        c.elements[0].text, c.elements[1].text, parse_list(c.elements[2].text), {}, {}};
+    for (const RespReply& chunk : c.elements[3].elements) {
+      component.ids.push_back(chunk.elements[0].integer);
+      component.chunks.push_back(Chunk{parse_list(chunk.elements[2].text),
+                                       parse_list(chunk.elements[3].text),
+                                       static_cast<std::uint32_t>(chunk.elements[1].integer)});
+    }
+    out.components.push_back(std::move(component));
+  }
+  return out;
+}
+
+bool contains(const Chunk& outer, const Chunk& inner) {
+  if (outer.source_rank != inner.source_rank) return false;
+  for (std::size_t d = 0; d < outer.offset.size(); ++d) {
+    if (inner.offset[d] < outer.offset[d] ||
+        inner.offset[d] + inner.extent[d] > outer.offset[d] + outer.extent[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One reader's turn at a step it holds: computes its share with the group's strategy, GETs the
+// chunks it overlaps, checks every element's bytes and counts each element it read in `seen`.
+void read_share(RawClient& reader, const std::string& stream, const std::string& group, int rank,
+                const Step& step, std::map<std::string, std::vector<int>>& seen) {
+  auto index = std::find(step.reader_ranks.begin(), step.reader_ranks.end(), rank);
+  ASSERT_NE(index, step.reader_ranks.end());
+  const auto me = static_cast<std::uint32_t>(index - step.reader_ranks.begin());
+  const ChunkStrategy strategy = ChunkStrategy::parse(step.strategy);
+  for (const Component& component : step.components) {
+    auto assignment =
+        strategy.assign(component.global, component.chunks, step.writers, step.readers);
+    const bool mesh = component.name == kMesh;
+    const std::size_t element = mesh ? 4 : 8;
+    auto& counts = seen[component.name];
+    counts.resize(count(component.global));
+    for (const Chunk& piece : assignment.by_reader.at(me)) {
+      std::size_t source = 0;
+      while (source < component.chunks.size() && !contains(component.chunks[source], piece)) {
+        ++source;
+      }
+      ASSERT_LT(source, component.chunks.size()) << "a piece outside every chunk";
+      RespReply got =
+          reader.call({"SS.STREAM.GET", stream, group, std::to_string(rank),
+                       std::to_string(step.number), std::to_string(component.ids[source])});
+      ASSERT_EQ(got.kind, RespReply::Kind::kArray) << got.str();
+      ASSERT_EQ(got.elements.size(), 1u);
+      const std::string& bytes = got.elements[0].text;
+      const Chunk& chunk = component.chunks[source];
+      ASSERT_EQ(bytes.size(), count(chunk.extent) * element);
+      for_each_element(piece.offset, piece.extent, [&](const Extent& at) {
+        Extent local(at.size());
+        for (std::size_t d = 0; d < at.size(); ++d) local[d] = at[d] - chunk.offset[d];
+        const std::size_t at_byte = linear(local, chunk.extent) * element;
+        const std::uint64_t global = linear(at, component.global);
+        if (mesh) {
+          std::int32_t v;
+          std::memcpy(&v, bytes.data() + at_byte, sizeof v);
+          EXPECT_EQ(v, mesh_value(step.number, global));
+        } else {
+          double v;
+          std::memcpy(&v, bytes.data() + at_byte, sizeof v);
+          EXPECT_EQ(v, particle_value(step.number, global));
+        }
+        ++counts[global];
+      });
+    }
+  }
+}
+
+// ---- Fixture ----------------------------------------------------------------------------------
+
+class StreamTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new ServerProcess({"--threads", "2"}); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  RawClient client() { return RawClient::tcp(server_->port()); }
+  // A stream name of this test's own.
+  static std::string stream_name() {
+    return std::string("s:") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+  // INFO field `name` of `stream` (integers only).
+  static long long info_field(RawClient& c, const std::string& stream, const std::string& name) {
+    RespReply info = c.call({"SS.STREAM.INFO", stream});
+    for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+      if (info.elements[i].text == name) return info.elements[i + 1].integer;
+    }
+    ADD_FAILURE() << "no field " << name << " in " << info.str();
+    return -1;
+  }
+  // A field of group `group` in INFO.
+  static long long group_field(RawClient& c, const std::string& stream, const std::string& group,
+                               const std::string& name) {
+    RespReply info = c.call({"SS.STREAM.INFO", stream});
+    for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+      if (info.elements[i].text != "groups") continue;
+      for (const RespReply& g : info.elements[i + 1].elements) {
+        if (g.elements[1].text != group) continue;
+        for (std::size_t k = 0; k + 1 < g.elements.size(); k += 2) {
+          if (g.elements[k].text == name) return g.elements[k + 1].integer;
+        }
+      }
+    }
+    ADD_FAILURE() << "no field " << name << " of group " << group << " in " << info.str();
+    return -1;
+  }
+  // Polls INFO until group `group` has `readers` readers (a connection closed elsewhere is
+  // handled on the server's own time); bounded.
+  static void wait_for_readers(RawClient& c, const std::string& stream, const std::string& group,
+                               long long readers) {
+    for (int attempt = 0; attempt < 500; ++attempt) {
+      if (group_field(c, stream, group, "readers") == readers) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "group " << group << " never got to " << readers << " readers";
+  }
+  static void ok(RawClient& c, const std::vector<std::string>& args) {
+    RespReply reply = c.call(args);
+    ASSERT_TRUE(reply.is_ok()) << args[0] << ": " << reply.str();
+  }
+  // Writer `rank` of `writers` writes its part of both components in `step` (begun already).
+  static void put_share(RawClient& w, const std::string& stream, int rank, int writers,
+                        std::int64_t step) {
+    const std::string r = std::to_string(rank), s = std::to_string(step);
+    const std::uint64_t rows = kMeshExtent[0] / static_cast<std::uint64_t>(writers);
+    for (std::uint64_t half = 0; half < 2; ++half) {
+      Extent offset = {rank * rows + half * rows / 2, 0}, extent = {rows / 2, kMeshExtent[1]};
+      ok(w, {"SS.STREAM.PUT", stream, r, s, kMesh, "INT32", list(kMeshExtent), list(offset),
+             list(extent), mesh_bytes(step, offset, extent)});
+    }
+    const std::uint64_t per = kParticleExtent[0] / static_cast<std::uint64_t>(writers);
+    Extent offset = {rank * per}, extent = {per};
+    ok(w, {"SS.STREAM.PUT", stream, r, s, kParticles, "DOUBLE", list(kParticleExtent), list(offset),
+           list(extent), particle_bytes(step, offset, extent)});
+  }
+  // One writer writes a whole step of a 1-writer stream.
+  static void write_step(RawClient& w, const std::string& stream, std::int64_t step) {
+    ok(w, {"SS.STREAM.BEGIN", stream, "0", std::to_string(step)});
+    put_share(w, stream, 0, 1, step);
+    ok(w, {"SS.STREAM.END", stream, "0", std::to_string(step)});
+  }
+  static ServerProcess* server_;
+};
+ServerProcess* StreamTest::server_ = nullptr;
+
+// ---- Tests ------------------------------------------------------------------------------------
+
+TEST_F(StreamTest, FourWritersTwoGroupsReadEveryByteOnce) {
+  const std::string s = stream_name();
+  std::vector<RawClient> writers, rr, slice;
+  for (int w = 0; w < 4; ++w) {
+    writers.push_back(client());
+    ok(writers[w], {"SS.STREAM.WRITE", s, std::to_string(w), "4", "node" + std::to_string(w % 2)});
+  }
+  for (int r = 0; r < 3; ++r) {
+    rr.push_back(client());
+    ok(rr[r], {"SS.STREAM.JOIN", s, "train", std::to_string(r), "3", "node" + std::to_string(r),
+               "STRATEGY", "ROUNDROBIN"});
+  }
+  slice.push_back(client());
+  ok(slice[0], {"SS.STREAM.JOIN", s, "view", "0", "1", "node0", "STRATEGY", "slicedataset"});
+  ok(writers[0], {"SS.STREAM.ATTR", s, "0", "-1", "/", "software", "string", "slipstream"});
+
+  for (std::int64_t step = 0; step < 3; ++step) {
+    const std::string n = std::to_string(step);
+    for (int w = 0; w < 4; ++w) {
+      ok(writers[w], {"SS.STREAM.BEGIN", s, std::to_string(w), n, "TIMEOUT", "5000"});
+      put_share(writers[w], s, w, 4, step);
+    }
+    ok(writers[1], {"SS.STREAM.ATTR", s, "1", n, "/", "time", "float", "0.25"});
+    ok(writers[1], {"SS.STREAM.ATTR", s, "1", n, kMesh, "unitSI", "floats", "1.5", "2"});
+    for (int w = 0; w < 3; ++w) ok(writers[w], {"SS.STREAM.END", s, std::to_string(w), n});
+    // Three of four writers have ended it: the step is invisible.
+    EXPECT_EQ(rr[0].call({"SS.STREAM.NEXT", s, "train", "0", "TIMEOUT", "50"}).str(), "(nil)");
+    ok(writers[3], {"SS.STREAM.END", s, "3", n});
+
+    std::map<std::string, std::vector<int>> seen_train, seen_view;
+    for (int r = 0; r < 3; ++r) {
+      Step got = parse_step(rr[r].call({"SS.STREAM.NEXT", s, "train", std::to_string(r)}));
+      ASSERT_EQ(got.number, step);
+      EXPECT_EQ(got.strategy, "roundrobin");
+      EXPECT_EQ(got.reader_ranks, (std::vector<long long>{0, 1, 2}));
+      EXPECT_EQ(got.writers.size(), 4u);
+      EXPECT_EQ(got.writers.at(3), "node1");
+      ASSERT_EQ(got.components.size(), 2u);
+      EXPECT_EQ(got.components[0].name, kMesh);  // first-put order
+      EXPECT_EQ(got.components[0].chunks.size(), 8u);
+      EXPECT_EQ(got.components[1].dtype, "DOUBLE");
+      ASSERT_EQ(got.attributes.size(), 3u);
+      EXPECT_EQ(got.attributes[0].str(), "[:-1, $/, $software, $string, $slipstream]");
+      EXPECT_EQ(got.attributes[1].str(), "[:" + n + ", $/, $time, $float, $0.25]");
+      EXPECT_EQ(got.attributes[2].str(), "[:" + n + ", $meshes/E/x, $unitSI, $floats, [$1.5, $2]]");
+      read_share(rr[r], s, "train", r, got, seen_train);
+    }
+    Step view = parse_step(slice[0].call({"SS.STREAM.NEXT", s, "view", "0"}));
+    ASSERT_EQ(view.number, step);
+    read_share(slice[0], s, "view", 0, view, seen_view);
+    for (auto* seen : {&seen_train, &seen_view}) {
+      for (const auto& [component, counts] : *seen) {
+        for (std::size_t i = 0; i < counts.size(); ++i) {
+          ASSERT_EQ(counts[i], 1) << component << " element " << i << " step " << step;
+        }
+      }
+    }
+    for (int r = 0; r < 3; ++r) ok(rr[r], {"SS.STREAM.RELEASE", s, "train", std::to_string(r), n});
+    ok(slice[0], {"SS.STREAM.RELEASE", s, "view", "0", n});
+  }
+  EXPECT_EQ(info_field(writers[0], s, "steps_completed"), 3);
+  EXPECT_EQ(info_field(writers[0], s, "steps_held"), 0);
+  EXPECT_EQ(info_field(writers[0], s, "bytes_held"), 0);
+  for (int w = 0; w < 4; ++w) ok(writers[w], {"SS.STREAM.CLOSE", s, std::to_string(w)});
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(rr[r].call({"SS.STREAM.NEXT", s, "train", std::to_string(r)}).str(), "[$end]");
+  }
+  EXPECT_EQ(slice[0].call({"SS.STREAM.NEXT", s, "view", "0"}).str(), "[$end]");
+  EXPECT_EQ(info_field(writers[0], s, "ended"), 1);
+}
+
+TEST_F(StreamTest, BlockHoldsBeginUntilRelease) {
+  const std::string s = stream_name();
+  RawClient writer = client(), reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "1"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "POLICY", "block"});
+  write_step(writer, s, 0);
+  ASSERT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 0);
+  // The one slot is held by the reader: BEGIN waits.
+  EXPECT_EQ(writer.call({"SS.STREAM.BEGIN", s, "0", "1", "TIMEOUT", "50"}).str(), "(nil)");
+  writer.send({"SS.STREAM.BEGIN", s, "0", "1"});
+  ok(reader, {"SS.STREAM.RELEASE", s, "g", "0", "0"});
+  EXPECT_TRUE(writer.read_reply().is_ok());  // answered once the step was released
+  put_share(writer, s, 0, 1, 1);
+  ok(writer, {"SS.STREAM.END", s, "0", "1"});
+  EXPECT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 1);
+}
+
+TEST_F(StreamTest, DiscardSkipsAndCounts) {
+  const std::string s = stream_name();
+  RawClient writer = client(), reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "2"});
+  ok(reader, {"SS.STREAM.JOIN", s, "live", "0", "1", "node0", "POLICY", "discard"});
+  // The reader reads nothing while four steps are written: the writer never waits.
+  for (std::int64_t step = 0; step < 4; ++step) write_step(writer, s, step);
+  EXPECT_GE(group_field(writer, s, "live", "discarded"), 1);
+  Step first = parse_step(reader.call({"SS.STREAM.NEXT", s, "live", "0"}));
+  EXPECT_EQ(first.number, 0);
+  ok(reader, {"SS.STREAM.RELEASE", s, "live", "0", "0"});
+  EXPECT_EQ(group_field(writer, s, "live", "discarded"), 3);
+  EXPECT_EQ(group_field(writer, s, "live", "delivered"), 1);
+  write_step(writer, s, 4);
+  EXPECT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "live", "0"})).number, 4);
+}
+
+TEST_F(StreamTest, ReadersJoinBeforeWriters) {
+  const std::string s = stream_name();
+  RawClient reader = client(), writer = client();
+  ok(reader, {"SS.STREAM.JOIN", s, "early", "0", "1", "node0"});
+  EXPECT_EQ(info_field(reader, s, "writers"), 0);
+  EXPECT_EQ(group_field(reader, s, "early", "readers"), 1);
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "early", "0", "TIMEOUT", "20"}).str(), "(nil)");
+  reader.send({"SS.STREAM.NEXT", s, "early", "0"});  // parked until a writer ends a step
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0"});
+  write_step(writer, s, 7);
+  Step got = parse_step(reader.read_reply());
+  EXPECT_EQ(got.number, 7);
+  EXPECT_EQ(got.strategy, "hostname_binpacking_slicedataset");  // openPMD's default
+  std::map<std::string, std::vector<int>> seen;
+  read_share(reader, s, "early", 0, got, seen);
+}
+
+TEST_F(StreamTest, WriterDisconnectMidStepSkipsAndGoesOn) {
+  const std::string s = stream_name();
+  RawClient w0 = client(), reader = client();
+  auto w1 = std::make_unique<RawClient>(client());
+  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0"});
+  ok(*w1, {"SS.STREAM.WRITE", s, "1", "2", "node1"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  for (RawClient* w : {&w0, w1.get()}) ok(*w, {"SS.STREAM.BEGIN", s, w == &w0 ? "0" : "1", "0"});
+  put_share(w0, s, 0, 2, 0);
+  put_share(*w1, s, 1, 2, 0);
+  ok(w0, {"SS.STREAM.END", s, "0", "0"});
+  ok(*w1, {"SS.STREAM.END", s, "1", "0"});
+  ok(w0, {"SS.STREAM.BEGIN", s, "0", "1"});
+  ok(*w1, {"SS.STREAM.BEGIN", s, "1", "1"});
+  put_share(w0, s, 0, 2, 1);
+  w1.reset();  // writer 1 dies during step 1
+
+  ASSERT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 0);
+  ok(reader, {"SS.STREAM.RELEASE", s, "g", "0", "0"});
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str(),
+            "[$skipped, :1, $writer 1 disconnected during step 1]");
+  EXPECT_TRUE(w0.call({"SS.STREAM.END", s, "0", "1"}).is_error());  // step 1 was aborted
+  // The stream goes on with writer 0 alone.
+  ok(w0, {"SS.STREAM.BEGIN", s, "0", "2"});
+  ok(w0, {"SS.STREAM.END", s, "0", "2"});
+  Step got = parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"}));
+  EXPECT_EQ(got.number, 2);
+  EXPECT_EQ(info_field(w0, s, "steps_aborted"), 1);
+  EXPECT_EQ(group_field(w0, s, "g", "aborted"), 1);
+}
+
+TEST_F(StreamTest, ReaderDisconnectWhileHoldingStep) {
+  const std::string s = stream_name();
+  RawClient writer = client(), r0 = client();
+  auto r1 = std::make_unique<RawClient>(client());
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "1"});
+  ok(r0, {"SS.STREAM.JOIN", s, "g", "0", "2", "hostA", "STRATEGY", "roundrobin"});
+  ok(*r1, {"SS.STREAM.JOIN", s, "g", "1", "2", "hostB", "STRATEGY", "roundrobin"});
+  write_step(writer, s, 0);
+  Step a = parse_step(r0.call({"SS.STREAM.NEXT", s, "g", "0"}));
+  Step b = parse_step(r1->call({"SS.STREAM.NEXT", s, "g", "1"}));
+  EXPECT_EQ(a.reader_ranks, (std::vector<long long>{0, 1}));
+  EXPECT_EQ(b.readers.at(1), "hostB");
+  r1.reset();  // dies holding step 0
+  ok(r0, {"SS.STREAM.RELEASE", s, "g", "0", "0"});
+  // QUEUE 1: the next step gets a slot only once the dead reader's hold is given back.
+  ok(writer, {"SS.STREAM.BEGIN", s, "0", "1", "TIMEOUT", "5000"});
+  put_share(writer, s, 0, 1, 1);
+  ok(writer, {"SS.STREAM.END", s, "0", "1"});
+  Step next = parse_step(r0.call({"SS.STREAM.NEXT", s, "g", "0"}));
+  EXPECT_EQ(next.number, 1);
+  EXPECT_EQ(next.reader_ranks, (std::vector<long long>{0}));
+  std::map<std::string, std::vector<int>> seen;
+  read_share(r0, s, "g", 0, next, seen);  // the survivor now reads everything
+  for (const auto& [component, counts] : seen) {
+    for (int n : counts) EXPECT_EQ(n, 1) << component;
+  }
+}
+
+TEST_F(StreamTest, WritersCloseThenReadersGetEnd) {
+  const std::string s = stream_name();
+  RawClient w0 = client(), w1 = client(), reader = client();
+  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0"});
+  ok(w1, {"SS.STREAM.WRITE", s, "1", "2", "node0"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  reader.send({"SS.STREAM.NEXT", s, "g", "0"});
+  ok(w0, {"SS.STREAM.CLOSE", s, "0"});
+  EXPECT_EQ(info_field(w1, s, "ended"), 0);
+  ok(w1, {"SS.STREAM.CLOSE", s, "1"});
+  EXPECT_EQ(reader.read_reply().str(), "[$end]");
+  ok(reader, {"SS.STREAM.LEAVE", s, "g", "0"});
+  // Nobody is left and nothing is held: the stream is forgotten.
+  EXPECT_TRUE(reader.call({"SS.STREAM.INFO", s}).is_error());
+}
+
+TEST_F(StreamTest, NewRunReplacesAnEndedStream) {
+  const std::string s = stream_name();
+  RawClient writer = client(), old_reader = client(), new_reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0"});
+  ok(old_reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  write_step(writer, s, 5);
+  ok(writer, {"SS.STREAM.CLOSE", s, "0"});
+  // The next run starts over at step 0; the old run's reader still finishes the old one.
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0"});
+  ok(new_reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  write_step(writer, s, 0);
+  EXPECT_EQ(parse_step(old_reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 5);
+  ok(old_reader, {"SS.STREAM.RELEASE", s, "g", "0", "5"});
+  EXPECT_EQ(old_reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str(), "[$end]");
+  EXPECT_EQ(parse_step(new_reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 0);
+  EXPECT_EQ(info_field(writer, s, "ended"), 0);
+}
+
+TEST_F(StreamTest, StepTimeoutAbortsTheStep) {
+  const std::string s = stream_name();
+  RawClient w0 = client(), w1 = client(), reader = client();
+  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0", "STEP-TIMEOUT", "100"});
+  ok(w1, {"SS.STREAM.WRITE", s, "1", "2", "node0", "STEP-TIMEOUT", "100"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  ok(w0, {"SS.STREAM.BEGIN", s, "0", "0"});
+  ok(w1, {"SS.STREAM.BEGIN", s, "1", "0"});
+  ok(w0, {"SS.STREAM.END", s, "0", "0"});
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str(),
+            "[$skipped, :0, $step 0 timed out after 100 ms: writer 1 had not ended it]");
+}
+
+TEST_F(StreamTest, TimeoutRepliesNil) {
+  const std::string s = stream_name();
+  RawClient writer = client(), reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "1", "EXPECT-GROUPS", "1"});
+  ok(writer, {"SS.STREAM.BEGIN", s, "0", "0"});
+  ok(writer, {"SS.STREAM.END", s, "0", "0"});
+  // No group yet and one expected: the complete step is kept, so the next BEGIN waits.
+  EXPECT_EQ(writer.call({"SS.STREAM.BEGIN", s, "0", "1", "TIMEOUT", "30"}).str(), "(nil)");
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "START", "newest"});
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0", "TIMEOUT", "30"}).str(), "(nil)");
+  EXPECT_EQ(writer.call({"PING"}).str(), "+PONG");  // the connections go on
+  EXPECT_EQ(reader.call({"PING"}).str(), "+PONG");
+}
+
+TEST_F(StreamTest, MisuseIsRefusedWithClearErrors) {
+  const std::string s = stream_name();
+  RawClient writer = client(), other = client(), reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0"});
+  auto error = [](RawClient& c, const std::vector<std::string>& args) {
+    RespReply reply = c.call(args);
+    EXPECT_TRUE(reply.is_error()) << args[0] << ": " << reply.str();
+    return reply.text;
+  };
+  EXPECT_EQ(error(other, {"SS.STREAM.BEGIN", s, "0", "0"}),
+            "ERR writer 0 of stream " + s + " is attached to another connection");
+  EXPECT_NE(error(other, {"SS.STREAM.WRITE", s, "1", "2", "node0"}).find("writers 1"),
+            std::string::npos);
+  EXPECT_NE(error(other, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "3"})
+                .find("QUEUE 2 (this writer asked for 3)"),
+            std::string::npos);
+  ok(writer, {"SS.STREAM.BEGIN", s, "0", "3"});
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "INT32", "4,4", "0,0", "2,2",
+                           std::string(15, 'x')})
+                .find("needs 4 x 4 bytes"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "INT32", "4,4", "3,0", "2,2",
+                           std::string(16, 'x')})
+                .find("outside the global extent"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "COMPLEX", "4", "0", "1", "xxxx"})
+                .find("unknown dtype"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", "bad name", "INT8", "4", "0", "1", "x"})
+                .find("component name"),
+            std::string::npos);
+  ok(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "INT8", "4", "0", "1", "x"});
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "INT16", "4", "1", "1", "xx"})
+                .find("is INT8 with global extent 4"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.ATTR", s, "0", "3", "/", "time", "float", "fast"})
+                .find("floating-point"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.ATTR", s, "0", "3", "/", "time", "int", "1", "2"})
+                .find("exactly 1 value"),
+            std::string::npos);
+  ok(writer, {"SS.STREAM.END", s, "0", "3"});
+  EXPECT_NE(error(writer, {"SS.STREAM.BEGIN", s, "0", "2"}).find("must increase"),
+            std::string::npos);
+  EXPECT_NE(error(writer, {"SS.STREAM.PUT", s, "0", "3", kMesh, "INT8", "4", "1", "1", "x"})
+                .find("already ended step 3"),
+            std::string::npos);
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "STRATEGY", "blocks"});
+  EXPECT_NE(error(other, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "STRATEGY", "blocks"})
+                .find("another connection"),
+            std::string::npos);
+  EXPECT_NE(error(other, {"SS.STREAM.JOIN", s, "g2", "0", "1", "node0", "STRATEGY", "nonsense"})
+                .find("roundrobin"),
+            std::string::npos);  // the error lists the valid names
+  EXPECT_NE(error(other, {"SS.STREAM.JOIN", s, "g", "1", "2", "node0"}).find("has size 1"),
+            std::string::npos);
+  EXPECT_NE(error(reader, {"SS.STREAM.GET", s, "g", "0", "3", "0"}).find("does not hold step 3"),
+            std::string::npos);
+  EXPECT_NE(error(other, {"SS.STREAM.NEXT", s, "g", "0"}).find("another connection"),
+            std::string::npos);
+  ASSERT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 3);
+  EXPECT_NE(error(reader, {"SS.STREAM.GET", s, "g", "0", "3", "1"}).find("out of range"),
+            std::string::npos);
+  EXPECT_EQ(reader.call({"SS.STREAM.GET", s, "g", "0", "3", "0"}).str(), "[$x]");
+  EXPECT_NE(error(reader, {"SS.STREAM.NEXT", s, "g", "0"}).find("release it first"),
+            std::string::npos);
+  EXPECT_NE(error(reader, {"SS.STREAM.RELEASE", s, "g", "0", "2"}).find("does not hold"),
+            std::string::npos);
+  EXPECT_NE(error(reader, {"SS.STREAM.INFO", "s:nonexistent"}).find("no stream"),
+            std::string::npos);
+  EXPECT_NE(error(reader, {"SS.STREAM.NEXT", s, "g", "0", "WAIT", "1"}).find("TIMEOUT"),
+            std::string::npos);
+}
+
+TEST_F(StreamTest, InfoHasAStreamsSection) {
+  const std::string s = stream_name();
+  RawClient writer = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0"});
+  ok(writer, {"SS.STREAM.BEGIN", s, "0", "0"});
+  ok(writer, {"SS.STREAM.PUT", s, "0", "0", "meshes/rho", "UINT8", "3", "0", "3", "abc"});
+  const std::string info = writer.call({"INFO", "streams"}).text;
+  EXPECT_NE(info.find("# Streams"), std::string::npos) << info;
+  EXPECT_NE(info.find("stream_steps_held:"), std::string::npos) << info;
+  EXPECT_GE(info_field(writer, s, "bytes_held"), 3);
+}
+
+TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
+  ServerProcess server({"--maxmemory", "1000000"});
+  RawClient writer = RawClient::tcp(server.port()), reader = RawClient::tcp(server.port());
+  const std::string s = "s:memory";
+  ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0"}).is_ok());
+  ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}).is_ok());
+  ASSERT_TRUE(writer.call({"SS.STREAM.BEGIN", s, "0", "0"}).is_ok());
+  auto used = [&] {
+    const std::string info = writer.call({"INFO", "memory"}).text;
+    const std::size_t at = info.find("used_memory:") + std::strlen("used_memory:");
+    return std::stoull(info.substr(at));
+  };
+  const auto before = used();
+  RespReply refused = writer.call({"SS.STREAM.PUT", s, "0", "0", "c", "UINT8", "2000000", "0",
+                                   "2000000", std::string(2000000, 'x')});
+  ASSERT_TRUE(refused.is_error());
+  EXPECT_EQ(refused.text.rfind("OOM ", 0), 0u) << refused.text;
+  EXPECT_NE(refused.text.find("2000000 bytes"), std::string::npos) << refused.text;
+  ASSERT_TRUE(writer
+                  .call({"SS.STREAM.PUT", s, "0", "0", "c", "UINT8", "2000000", "0", "400000",
+                         std::string(400000, 'x')})
+                  .is_ok());
+  EXPECT_GE(used(), before + 400000);  // the chunk counts against --maxmemory
+  ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", "0"}).is_ok());
+  ASSERT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).elements.at(0).text, "step");
+  ASSERT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", "0"}).is_ok());
+  EXPECT_LT(used(), before + 400000);  // freed with the step
+}
+
+}  // namespace
+}  // namespace slipstream::testing
