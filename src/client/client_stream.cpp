@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <stdexcept>
 
 #include "client/client_impl.hpp"
 #include "client/connection.hpp"
 #include "client/request.hpp"
 #include "client/server_errors.hpp"
+#include "stream/extent_list.hpp"
 #include "slipstream/stream.hpp"
 
 namespace slipstream {
@@ -26,34 +26,10 @@ std::string this_host() {
   return name;
 }
 
-std::string extent_text(std::span<const std::uint64_t> values) {
-  std::string out;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(values[i]);
-  }
-  return out;
-}
-
 std::vector<std::uint64_t> parse_extent(std::string_view text) {
-  std::vector<std::uint64_t> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    std::size_t end = text.find(',', begin);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view part = text.substr(begin, end - begin);
-    std::uint64_t value = 0;
-    if (part.empty()) throw ProtocolError("stream reply: bad extent '" + std::string(text) + "'");
-    for (char c : part) {
-      if (c < '0' || c > '9' || value > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) {
-        throw ProtocolError("stream reply: bad extent '" + std::string(text) + "'");
-      }
-      value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    out.push_back(value);
-    begin = end + 1;
-  }
-  return out;
+  auto values = stream::parse_extent_list(text);
+  if (!values) throw ProtocolError("stream reply: bad extent '" + std::string(text) + "'");
+  return std::move(*values);
 }
 
 const Reply& element(const Reply& reply, std::size_t i, std::string_view what) {
@@ -310,9 +286,9 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   impl_->start(10, "SS.STREAM.PUT", *impl_->open_step);
   impl_->pending.arg(impl_->keep(std::string(component)));
   impl_->pending.arg(dtype_name(dtype));
-  impl_->pending.arg(impl_->keep(extent_text(global_extent)));
-  impl_->pending.arg(impl_->keep(extent_text(offset)));
-  impl_->pending.arg(impl_->keep(extent_text(extent)));
+  impl_->pending.arg(impl_->keep(stream::format_extent_list(global_extent)));
+  impl_->pending.arg(impl_->keep(stream::format_extent_list(offset)));
+  impl_->pending.arg(impl_->keep(stream::format_extent_list(extent)));
   impl_->pending.arg_borrowed(data, bytes);
 }
 

@@ -8,6 +8,7 @@
 
 #include "server/commands/command_util.hpp"
 #include "server/stream/stream_error.hpp"
+#include "stream/extent_list.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -69,33 +70,18 @@ std::int64_t parse_milliseconds(std::string_view text, std::string_view what) {
 }
 
 std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what) {
-  std::vector<std::uint64_t> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    auto value = parse_unsigned(item);
-    if (!value) {
-      throw StreamError(std::string(what) +
-                        " must be a comma-separated list of unsigned integers such as 64,32,32, "
-                        "got '" +
-                        shown(text) + "'");
-    }
-    out.push_back(*value);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+  auto values = stream::parse_extent_list(text);
+  if (!values) {
+    throw StreamError(std::string(what) +
+                      " must be a comma-separated list of unsigned integers such as 64,32,32, "
+                      "got '" +
+                      shown(text) + "'");
   }
-  return out;
+  return std::move(*values);
 }
 
 std::string format_extent(const std::vector<std::uint64_t>& extent) {
-  std::string out;
-  for (std::size_t d = 0; d < extent.size(); ++d) {
-    if (d > 0) out.push_back(',');
-    out += std::to_string(extent[d]);
-  }
-  return out;
+  return stream::format_extent_list(extent);
 }
 
 void check_component_name(std::string_view name) {
