@@ -137,9 +137,23 @@ struct StreamComponent {
 };
 
 /// One piece of this reader's share with its bytes (row-major, `piece.extent` elements).
+///
+/// `bytes` is a view, valid while this piece (or a copy of it) lives, even after the step is
+/// released or the reader destroyed: `owner` keeps the memory. When the piece is its whole chunk,
+/// or a run of whole rows of it (cuts along the first dimension), the view points into the chunk
+/// as received, or into the server's shared memory when `shared` is true: no copy is made. Other
+/// cuts are gathered into memory of their own.
 struct StreamPiece {
   stream::Chunk piece;
-  std::vector<std::byte> bytes;
+  std::span<const std::byte> bytes;
+  std::shared_ptr<const void> owner;
+  bool shared = false;
+
+  /// The elements as T (the caller knows the component's dtype; sizes are not checked).
+  template <typename T>
+  std::span<const T> as() const noexcept {
+    return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
 };
 
 class StreamReader;

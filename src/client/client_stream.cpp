@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 
 #include "client/client_impl.hpp"
@@ -104,30 +105,51 @@ AttributeValue parse_attribute(std::string_view type, const Reply& value) {
 
 milliseconds wait_of(milliseconds timeout) { return timeout.count() == 0 ? kWaitForever : timeout; }
 
-// Copies the box `piece` out of the row-major bytes of `chunk`, which contains it.
-std::vector<std::byte> cut_piece(const stream::Chunk& chunk, const stream::Chunk& piece,
-                                 std::size_t element_size, const std::string& bytes) {
+// The bytes of `piece` within the row-major bytes of `chunk`, which contains it. A piece that is
+// one contiguous run of the chunk (whole trailing dimensions, single leading ones) is a view into
+// `owner`'s bytes; any other box is gathered, row by row, into memory of its own.
+StreamPiece view_piece(const stream::Chunk& chunk, const stream::Chunk& piece,
+                       std::size_t element_size, std::span<const std::byte> bytes,
+                       std::shared_ptr<const void> owner, bool shared) {
   const std::size_t dims = chunk.extent.size();
-  std::vector<std::byte> out(product(piece.extent) * element_size);
-  if (out.empty()) return out;
-  if (piece == chunk || dims == 0) {
-    std::memcpy(out.data(), bytes.data(), out.size());
-    return out;
-  }
-  // Rows along the last dimension are contiguous: walk every row of the piece.
-  const std::size_t row = piece.extent[dims - 1] * element_size;
-  std::vector<std::uint64_t> index(dims, 0);  // position within the piece, last dim fixed at 0
-  for (std::size_t written = 0; written < out.size(); written += row) {
+  const std::size_t size = product(piece.extent) * element_size;
+  StreamPiece out{piece, {}, std::move(owner), shared};
+  // Linear element index in the chunk of the piece position `index` (relative to the piece).
+  auto source_of = [&](const std::vector<std::uint64_t>& index) {
     std::uint64_t source = 0;
     for (std::size_t d = 0; d < dims; ++d) {
       source = source * chunk.extent[d] + (piece.offset[d] - chunk.offset[d] + index[d]);
     }
-    std::memcpy(out.data() + written, bytes.data() + source * element_size, row);
+    return source;
+  };
+  std::size_t cut = dims;  // the last dimension the piece does not cover whole
+  for (std::size_t d = dims; d-- > 0;) {
+    if (piece.extent[d] != chunk.extent[d]) {
+      cut = d;
+      break;
+    }
+  }
+  bool contiguous = true;
+  for (std::size_t d = 0; cut != dims && d < cut; ++d) contiguous = contiguous && piece.extent[d] == 1;
+  if (size == 0 || contiguous) {
+    const std::size_t first = size == 0 ? 0 : source_of(std::vector<std::uint64_t>(dims, 0));
+    out.bytes = bytes.subspan(first * element_size, size);
+    return out;
+  }
+  // Rows along the last dimension are contiguous: walk every row of the piece.
+  auto gathered = std::make_shared_for_overwrite<std::byte[]>(size);
+  const std::size_t row = piece.extent[dims - 1] * element_size;
+  std::vector<std::uint64_t> index(dims, 0);  // position within the piece, last dim fixed at 0
+  for (std::size_t written = 0; written < size; written += row) {
+    std::memcpy(gathered.get() + written, bytes.data() + source_of(index) * element_size, row);
     for (std::size_t d = dims - 1; d-- > 0;) {  // next row: odometer over dims 0..dims-2
       if (++index[d] < piece.extent[d]) break;
       index[d] = 0;
     }
   }
+  out.bytes = {gathered.get(), size};
+  out.owner = std::move(gathered);
+  out.shared = false;
   return out;
 }
 
@@ -556,16 +578,21 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
     throw ProtocolError("SS.STREAM.GET: expected " + std::to_string(wanted.size()) + " chunks");
   }
   const std::size_t element_size = dtype_size(component.dtype);
+  std::vector<std::shared_ptr<const std::string>> received(wanted.size());
   for (std::size_t i = 0; i < component.mine.size(); ++i) {
     const std::size_t j = source_of[i];
     const std::size_t k = static_cast<std::size_t>(
         std::find(wanted.begin(), wanted.end(), j) - wanted.begin());
-    const std::string& bytes = reply.elements[k].string;
-    if (bytes.size() != product(component.chunks[j].extent) * element_size) {
-      throw ProtocolError("SS.STREAM.GET: chunk of '" + component.name + "' has the wrong size");
+    if (!received[k]) {
+      received[k] = std::make_shared<const std::string>(std::move(reply.elements[k].string));
+      if (received[k]->size() != product(component.chunks[j].extent) * element_size) {
+        throw ProtocolError("SS.STREAM.GET: chunk of '" + component.name +
+                            "' has the wrong size");
+      }
     }
-    out.push_back(StreamPiece{component.mine[i],
-                              cut_piece(component.chunks[j], component.mine[i], element_size, bytes)});
+    const auto* data = reinterpret_cast<const std::byte*>(received[k]->data());
+    out.push_back(view_piece(component.chunks[j], component.mine[i], element_size,
+                             {data, received[k]->size()}, received[k], false));
   }
   return out;
 }
