@@ -19,6 +19,8 @@ PACKAGES=(
   valgrind                                   # memcheck of the C and Fortran tests
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
+  libhdf5-dev hdf5-tools python3-h5py       # openPMD files of streams (stream dump/replay)
+  openmpi-bin libopenmpi-dev                 # MPI writers test, stream benchmark's MPI peer
 )
 
 missing=()
