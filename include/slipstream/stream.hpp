@@ -49,6 +49,11 @@ struct StreamWriterOptions {
   std::chrono::milliseconds begin_timeout{0};
   /// This writer's host, for the readers' hostname_ strategies. Empty: this machine's hostname.
   std::string hostname;
+  /// Over a Unix socket with shared memory (ClientOptions::shared_memory), chunks of at least
+  /// this many bytes are copied into shared-memory segments the server lends this writer and
+  /// reuses step after step (readers on the node then map them: no further copy); smaller chunks,
+  /// and every chunk over TCP, go on the socket.
+  std::size_t shared_memory_min_bytes = 64 * 1024;
 };
 
 /// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process
@@ -138,11 +143,15 @@ struct StreamComponent {
 
 /// One piece of this reader's share with its bytes (row-major, `piece.extent` elements).
 ///
-/// `bytes` is a view, valid while this piece (or a copy of it) lives, even after the step is
-/// released or the reader destroyed: `owner` keeps the memory. When the piece is its whole chunk,
-/// or a run of whole rows of it (cuts along the first dimension), the view points into the chunk
-/// as received, or into the server's shared memory when `shared` is true: no copy is made. Other
-/// cuts are gathered into memory of their own.
+/// `bytes` is a view: `owner` keeps its memory mapped or allocated for as long as this piece (or
+/// a copy of it) lives, even after the reader is destroyed. When the piece is its whole chunk, or
+/// a run of whole rows of it (cuts along the first dimension), the view points into the chunk as
+/// received, or, when `shared` is true, into the shared-memory segment the writer filled: no copy
+/// is made. Other cuts are gathered into memory of their own.
+///
+/// A shared piece shows the step's bytes until the step is released: after that the writer may
+/// reuse the segment for a later step (the mapping stays valid; the values change). Copy what you
+/// keep beyond release(). Unshared pieces never change.
 struct StreamPiece {
   stream::Chunk piece;
   std::span<const std::byte> bytes;

@@ -1,11 +1,13 @@
 // StreamWriter and StreamReader (include/slipstream/stream.hpp) over the SS.STREAM.* commands.
 // Each writer and reader has its own connection: the server binds its rank to it.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "client/client_impl.hpp"
@@ -166,6 +168,27 @@ bool contains(const stream::Chunk& chunk, const stream::Chunk& piece) {
   return true;
 }
 
+// A stream segment mapped into this process: writable for its writer, read-only for readers.
+// Unmapped when the last piece or cache entry that uses it goes.
+struct SegmentMapping {
+  SegmentMapping(void* address, std::size_t size) : address(address), size(size) {}
+  ~SegmentMapping() { ::munmap(address, size); }
+  SegmentMapping(const SegmentMapping&) = delete;
+  SegmentMapping& operator=(const SegmentMapping&) = delete;
+  std::byte* bytes() const noexcept { return static_cast<std::byte*>(address); }
+  void* address;
+  std::size_t size;
+};
+
+// Maps a passed segment descriptor and closes it; null when the kernel refuses.
+std::shared_ptr<SegmentMapping> map_segment(int fd, std::size_t size, bool writable) {
+  void* address = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+                         fd, 0);
+  ::close(fd);
+  if (address == MAP_FAILED) return nullptr;
+  return std::make_shared<SegmentMapping>(address, size);
+}
+
 }  // namespace
 
 // ---- StreamWriter --------------------------------------------------------------------------------
@@ -221,6 +244,91 @@ class StreamWriter::Impl {
     pending = Request();
     pending_count = 0;
     owned.clear();
+    shm_chunks.clear();
+  }
+  void add_put(const std::string& component, DType dtype, std::string_view global,
+               std::string_view offset, std::string_view extent, const void* data,
+               std::size_t bytes) {
+    start(10, "SS.STREAM.PUT", *open_step);
+    pending.arg(keep(component));
+    pending.arg(dtype_name(dtype));
+    pending.arg(global);
+    pending.arg(offset);
+    pending.arg(extent);
+    pending.arg_borrowed(data, bytes);
+  }
+
+  // A chunk that goes through a shared-memory segment at end_step (copied there, then PUTSEG).
+  struct ShmChunk {
+    std::string component;
+    DType dtype;
+    std::string_view global, offset, extent;  // kept in `owned`
+    const void* data;
+    std::size_t bytes;
+  };
+
+  // Asks for one segment per chunk in shm_chunks, copies each chunk into its segment and queues
+  // PUTSEG for it. A chunk whose segment cannot be had or mapped is queued as a plain PUT: the
+  // shared-memory path is a speed-up, never a new way to fail.
+  void queue_shm_chunks() {
+    const std::int64_t step = *open_step;
+    Request request;
+    request.command(4 + shm_chunks.size());
+    request.arg("SS.STREAM.SEGMENTS");
+    request.arg(stream);
+    request.arg(static_cast<std::int64_t>(rank));
+    request.arg(step);
+    for (const ShmChunk& chunk : shm_chunks) request.arg(static_cast<std::int64_t>(chunk.bytes));
+    struct Lent {
+      std::uint64_t id = 0;
+      std::shared_ptr<SegmentMapping> mapping;
+    };
+    std::vector<Lent> lent;
+    try {
+      client.exchange(stream, request, [&](client::Connection& c) {
+        Reply reply = c.read_reply();
+        if (reply.is_error()) return;  // pool full, out of memory, ...: the socket it is
+        if (!reply.is_array() || reply.elements.size() != 2 ||
+            reply.elements[0].elements.size() != shm_chunks.size()) {
+          c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
+        }
+        for (std::size_t i = 0; i < shm_chunks.size(); ++i) {
+          const Reply& entry = reply.elements[0].elements[i];
+          if (entry.elements.size() != 2) c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
+          Lent one;
+          one.id = static_cast<std::uint64_t>(entry.elements[0].integer);
+          if (entry.elements[1].integer != 0) {
+            one.mapping = map_segment(c.take_fd(), shm_chunks[i].bytes, /*writable=*/true);
+            if (one.mapping) segments[one.id] = one.mapping;
+          } else if (auto known = segments.find(one.id); known != segments.end()) {
+            one.mapping = known->second;
+          }
+          lent.push_back(std::move(one));
+        }
+        for (const Reply& id : reply.elements[1].elements) {
+          segments.erase(static_cast<std::uint64_t>(id.integer));
+        }
+      });
+    } catch (const ServerError&) {
+      lent.clear();
+    }
+    for (std::size_t i = 0; i < shm_chunks.size(); ++i) {
+      const ShmChunk& chunk = shm_chunks[i];
+      if (i < lent.size() && lent[i].mapping && lent[i].mapping->size == chunk.bytes) {
+        std::memcpy(lent[i].mapping->address, chunk.data, chunk.bytes);
+        start(10, "SS.STREAM.PUTSEG", step);
+        pending.arg(keep(chunk.component));
+        pending.arg(dtype_name(chunk.dtype));
+        pending.arg(chunk.global);
+        pending.arg(chunk.offset);
+        pending.arg(chunk.extent);
+        pending.arg(static_cast<std::int64_t>(lent[i].id));
+      } else {
+        add_put(chunk.component, chunk.dtype, chunk.global, chunk.offset, chunk.extent,
+                chunk.data, chunk.bytes);
+      }
+    }
+    shm_chunks.clear();
   }
 
   Client::Impl client;
@@ -231,6 +339,9 @@ class StreamWriter::Impl {
   Request pending;
   std::size_t pending_count = 0;
   std::deque<std::string> owned;
+  std::vector<ShmChunk> shm_chunks;
+  // The segments the server lent this writer, mapped writable, by id.
+  std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> segments;
   bool closed = false;
 };
 
@@ -305,13 +416,17 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
                                std::to_string(bytes) + " bytes given, the extent needs " +
                                std::to_string(expected));
   }
-  impl_->start(10, "SS.STREAM.PUT", *impl_->open_step);
-  impl_->pending.arg(impl_->keep(std::string(component)));
-  impl_->pending.arg(dtype_name(dtype));
-  impl_->pending.arg(impl_->keep(stream::format_extent_list(global_extent)));
-  impl_->pending.arg(impl_->keep(stream::format_extent_list(offset)));
-  impl_->pending.arg(impl_->keep(stream::format_extent_list(extent)));
-  impl_->pending.arg_borrowed(data, bytes);
+  Impl& w = *impl_;
+  const std::string_view global = w.keep(stream::format_extent_list(global_extent));
+  const std::string_view at = w.keep(stream::format_extent_list(offset));
+  const std::string_view size = w.keep(stream::format_extent_list(extent));
+  if (w.client.shm_link().active() && bytes > 0 &&
+      bytes >= w.options.shared_memory_min_bytes) {
+    w.shm_chunks.push_back(
+        Impl::ShmChunk{std::string(component), dtype, global, at, size, data, bytes});
+    return;
+  }
+  w.add_put(std::string(component), dtype, global, at, size, data, bytes);
 }
 
 void StreamWriter::set_attribute(std::string_view path, std::string_view name,
@@ -330,6 +445,7 @@ void StreamWriter::end_step() {
   if (!impl_->open_step) throw InvalidArgumentError("end_step: no step is open");
   // The chunks first: the step is ended only once all of them are stored, so that it never
   // becomes visible without one of them.
+  if (!impl_->shm_chunks.empty()) impl_->queue_shm_chunks();
   impl_->flush("SS.STREAM.PUT");
   Request request;
   request.command({"SS.STREAM.END", impl_->stream, std::to_string(impl_->rank),
@@ -364,12 +480,47 @@ struct ReaderState {
     client.call(stream, request, "SS.STREAM.RELEASE");
   }
 
+  // A segment mapped read-only, as load() last used it.
+  std::shared_ptr<SegmentMapping> mapping(client::Connection& c, std::uint64_t id,
+                                          std::size_t size) {
+    const int fd = c.take_fd();
+    auto cached = segments.find(id);
+    if (cached != segments.end() && cached->second.mapping->size == size) {
+      ::close(fd);
+      cached->second.last_step = steps_seen;
+      return cached->second.mapping;
+    }
+    auto mapped = map_segment(fd, size, /*writable=*/false);
+    if (!mapped) {
+      throw ConnectionError("mapping a stream segment of " + std::to_string(size) +
+                            " bytes failed: " + std::strerror(errno));
+    }
+    segments[id] = CachedSegment{mapped, steps_seen};
+    return mapped;
+  }
+  // A new step: mappings not used in the last few steps go (their segments were most likely
+  // dropped by the writer; ids are never reused, so a cached mapping is never wrong, only memory).
+  void next_step_seen() {
+    ++steps_seen;
+    std::erase_if(segments, [&](const auto& entry) {
+      return entry.second.last_step + kSegmentCacheSteps < steps_seen;
+    });
+  }
+
+  static constexpr std::uint64_t kSegmentCacheSteps = 4;
+  struct CachedSegment {
+    std::shared_ptr<SegmentMapping> mapping;
+    std::uint64_t last_step = 0;
+  };
+
   Client::Impl client;
   std::string stream, group;
   std::uint32_t rank;
   StreamReaderOptions options;
   std::optional<std::int64_t> held;
   bool left = false;
+  std::unordered_map<std::uint64_t, CachedSegment> segments;
+  std::uint64_t steps_seen = 0;
 };
 
 class StreamReader::Impl {
@@ -434,6 +585,7 @@ StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
 StreamNext StreamReader::next_step() {
   ReaderState& s = *impl_->state;
   if (s.held) s.release(*s.held);
+  s.next_step_seen();
   const milliseconds timeout = s.options.next_timeout;
   Request request;
   request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
@@ -564,35 +716,60 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   }
   std::vector<StreamPiece> out;
   if (wanted.empty()) return out;
-  std::vector<std::string> step_and_ids = {std::to_string(impl_->number)};
-  for (std::size_t j : wanted) step_and_ids.push_back(std::to_string(ids[j]));
+  // Over shared memory, chunks in writer segments come as descriptors (mapped, not copied);
+  // the others, and all of them over TCP, as bytes.
+  const bool shared = s.client.shm_link().active();
+  const char* command = shared ? "SS.STREAM.VIEW" : "SS.STREAM.GET";
   Request request;
-  request.command(4 + step_and_ids.size());
-  request.arg("SS.STREAM.GET");
+  request.command(5 + wanted.size());
+  request.arg(command);
   request.arg(s.stream);
   request.arg(s.group);
   request.arg(static_cast<std::int64_t>(s.rank));
-  for (const auto& a : step_and_ids) request.arg(a);
-  Reply reply = s.client.call(s.stream, request, "SS.STREAM.GET");
-  if (!reply.is_array() || reply.elements.size() != wanted.size()) {
-    throw ProtocolError("SS.STREAM.GET: expected " + std::to_string(wanted.size()) + " chunks");
-  }
+  request.arg(impl_->number);
+  for (std::size_t j : wanted) request.arg(ids[j]);
   const std::size_t element_size = dtype_size(component.dtype);
-  std::vector<std::shared_ptr<const std::string>> received(wanted.size());
-  for (std::size_t i = 0; i < component.mine.size(); ++i) {
-    const std::size_t j = source_of[i];
-    const std::size_t k = static_cast<std::size_t>(
-        std::find(wanted.begin(), wanted.end(), j) - wanted.begin());
-    if (!received[k]) {
-      received[k] = std::make_shared<const std::string>(std::move(reply.elements[k].string));
-      if (received[k]->size() != product(component.chunks[j].extent) * element_size) {
-        throw ProtocolError("SS.STREAM.GET: chunk of '" + component.name +
-                            "' has the wrong size");
+  struct Received {
+    std::span<const std::byte> bytes;
+    std::shared_ptr<const void> owner;
+    bool shared = false;
+  };
+  std::vector<Received> received(wanted.size());
+  s.client.exchange(s.stream, request, [&](client::Connection& c) {
+    Reply reply = c.read_reply();
+    if (reply.is_error()) client::throw_server_error(reply.string, command);
+    if (!reply.is_array() || reply.elements.size() != wanted.size()) {
+      c.protocol_error(std::string(command) + ": expected " + std::to_string(wanted.size()) +
+                       " chunks");
+    }
+    for (std::size_t k = 0; k < wanted.size(); ++k) {
+      Reply& element = reply.elements[k];
+      const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
+      if (element.is_array()) {  // [segment id, bytes] and a descriptor
+        if (element.elements.size() != 2 ||
+            static_cast<std::size_t>(element.elements[1].integer) != size) {
+          c.protocol_error(std::string(command) + ": chunk of '" + component.name +
+                           "' has the wrong size");
+        }
+        auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer), size);
+        received[k] = Received{{mapping->bytes(), size}, mapping, true};
+      } else {
+        if (element.string.size() != size) {
+          c.protocol_error(std::string(command) + ": chunk of '" + component.name +
+                           "' has the wrong size");
+        }
+        auto bytes = std::make_shared<const std::string>(std::move(element.string));
+        received[k] = Received{{reinterpret_cast<const std::byte*>(bytes->data()), size},
+                               bytes, false};
       }
     }
-    const auto* data = reinterpret_cast<const std::byte*>(received[k]->data());
-    out.push_back(view_piece(component.chunks[j], component.mine[i], element_size,
-                             {data, received[k]->size()}, received[k], false));
+  });
+  for (std::size_t i = 0; i < component.mine.size(); ++i) {
+    const std::size_t j = source_of[i];
+    const Received& chunk = received[static_cast<std::size_t>(
+        std::find(wanted.begin(), wanted.end(), j) - wanted.begin())];
+    out.push_back(view_piece(component.chunks[j], component.mine[i], element_size, chunk.bytes,
+                             chunk.owner, chunk.shared));
   }
   return out;
 }

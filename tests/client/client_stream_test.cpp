@@ -68,6 +68,7 @@ struct GroupSeen {
   std::map<int, std::vector<int>> counts;
   std::atomic<int> wrong{0};
   std::atomic<int> ends{0};
+  std::atomic<int> shared{0};  // pieces that were views of the writers' shared memory
 };
 
 void read_stream(const ClientOptions& options, const std::string& name, const std::string& group,
@@ -92,6 +93,7 @@ void read_stream(const ClientOptions& options, const std::string& name, const st
     }
     if (!has_time) ++seen.wrong;
     for (const StreamPiece& piece : step.load("meshes/E/x")) {
+      if (piece.shared) ++seen.shared;
       const auto& p = piece.piece;
       const auto* values = reinterpret_cast<const double*>(piece.bytes.data());
       std::lock_guard lock(seen.mutex);
@@ -117,9 +119,9 @@ void read_stream(const ClientOptions& options, const std::string& name, const st
   }
 }
 
-TEST(StreamClient, FourWritersTwoGroupsEveryElementOnceAndInOrder) {
-  ServerProcess& server = shared_server();
-  const ClientOptions options = options_for(server);
+// 4 writers, a group of 3 (roundrobin) and a group of 1 (slicedataset); every element of every
+// step must reach each group exactly once. Returns the number of pieces seen as shared memory.
+int four_writers_two_groups(const ClientOptions& options, StreamWriterOptions writer_options) {
   const std::string name = unique("stream");
   GroupSeen train, archive;
   std::vector<std::thread> threads;
@@ -133,18 +135,93 @@ TEST(StreamClient, FourWritersTwoGroupsEveryElementOnceAndInOrder) {
   // writers would keep steps for them; here all readers start first and block the queue).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   for (std::uint32_t w = 0; w < kWriters; ++w) {
-    threads.emplace_back([&, w] { write_stream(options, name, w); });
+    threads.emplace_back([&, w] { write_stream(options, name, w, writer_options); });
   }
   for (auto& t : threads) t.join();
   for (GroupSeen* seen : {&train, &archive}) {
     EXPECT_EQ(seen->wrong.load(), 0);
-    ASSERT_EQ(seen->counts.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_EQ(seen->counts.size(), static_cast<std::size_t>(kSteps));
     for (const auto& [step, counts] : seen->counts) {
-      for (int count : counts) ASSERT_EQ(count, 1) << "step " << step;
+      for (int count : counts) EXPECT_EQ(count, 1) << "step " << step;
     }
   }
   EXPECT_EQ(train.ends.load(), 3);
   EXPECT_EQ(archive.ends.load(), 1);
+  return train.shared.load() + archive.shared.load();
+}
+
+TEST(StreamClient, FourWritersTwoGroupsEveryElementOnceAndInOrder) {
+  ServerProcess& server = shared_server();
+  EXPECT_EQ(four_writers_two_groups(options_for(server), {}), 0);  // TCP: bytes on the socket
+}
+
+// The same over the Unix socket with every chunk in shared memory: the writers copy their chunks
+// into segments the server lends them, the readers map them (no copy), and every element is
+// still delivered exactly once per group, in order.
+TEST(StreamClient, SharedMemoryChunksAreMappedByReadersAndEveryElementArrives) {
+  ServerProcess& server = shared_server();
+  ClientOptions options;
+  options.address = server.unix_address();
+  StreamWriterOptions writer_options;
+  writer_options.shared_memory_min_bytes = 1;
+  // Every meshes/E/x chunk (8 per step) reaches each group as a mapped view: the whole chunk, or
+  // whole rows of it for slicedataset's cuts.
+  EXPECT_GE(four_writers_two_groups(options, writer_options), 2 * 8 * kSteps);
+}
+
+// Segments are reused step after step: over 30 steps with a queue of 2, the stream never holds
+// more segment bytes than its queue limit's worth of chunks (plus the step being written).
+// A reader cannot map a segment writable, and a step's bytes stay as written while it is held.
+TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
+  ServerProcess& server = shared_server();
+  ClientOptions options;
+  options.address = server.unix_address();
+  const std::string name = unique("stream");
+  constexpr std::uint64_t kCount = 64 * 1024;  // 512 KiB of doubles per step
+  constexpr int kManySteps = 30;
+  std::atomic<int> wrong{0}, shared{0};
+  std::atomic<std::int64_t> most_segment_bytes{0};
+  std::thread reader_thread([&] {
+    StreamReader reader(options, name, "g", 0, 1);
+    Client info(options);
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep) break;
+      for (const StreamPiece& piece : next.step->load("meshes/rho")) {
+        shared += piece.shared ? 1 : 0;
+        for (double v : piece.as<double>()) {
+          if (v != static_cast<double>(next.step->number())) ++wrong;
+        }
+      }
+      Reply fields = info.command({"SS.STREAM.INFO", name});
+      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+        if (fields.elements[i].string == "segment_bytes") {
+          most_segment_bytes = std::max<std::int64_t>(most_segment_bytes,
+                                                      fields.elements[i + 1].integer);
+        }
+      }
+      next.step->release();
+    }
+  });
+  {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    StreamWriter writer(options, name, 0, 1, writer_options);
+    std::vector<double> rho(kCount);
+    const std::vector<std::uint64_t> global{kCount}, offset{0}, extent{kCount};
+    for (int step = 0; step < kManySteps; ++step) {
+      writer.begin_step(step);
+      std::fill(rho.begin(), rho.end(), static_cast<double>(step));
+      writer.put_chunk<double>("meshes/rho", global, offset, extent, rho);
+      writer.end_step();
+    }
+    writer.close();
+  }
+  reader_thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared.load(), kManySteps);
+  EXPECT_GT(most_segment_bytes.load(), 0);
+  EXPECT_LE(most_segment_bytes.load(), static_cast<std::int64_t>(3 * kCount * sizeof(double)));
 }
 
 TEST(StreamClient, WriterThatClosesMidStepAbortsTheStepWithItsReason) {

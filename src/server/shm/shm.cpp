@@ -200,6 +200,66 @@ std::optional<Buffer> SharedMemory::copy_in(std::string_view bytes, ShmFailure* 
   return Buffer::adopt(static_cast<char*>(mapping), bytes.size(), std::move(segment));
 }
 
+ShmWriterSegment::ShmWriterSegment(std::uint64_t id, int fd, void* mapping, std::size_t size,
+                                   ShmReservation reservation, MemoryReservation memory,
+                                   std::shared_ptr<ShmCounters> counters)
+    : id_(id),
+      fd_(fd),
+      mapping_(mapping),
+      size_(size),
+      reservation_(std::move(reservation)),
+      memory_(std::move(memory)),
+      counters_(std::move(counters)) {
+  counters_->writer_segments.fetch_add(1, std::memory_order_relaxed);
+}
+
+ShmWriterSegment::~ShmWriterSegment() {
+  ::munmap(mapping_, size_);
+  ::close(fd_);
+  counters_->writer_segments.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool ShmWriterSegment::seal_for_readers(std::string* error) {
+  if (sealed_) return true;
+  if (::fcntl(fd_, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0) {
+    *error = errno_text("sealing a stream segment against other writers");
+    return false;
+  }
+  sealed_ = true;
+  return true;
+}
+
+std::shared_ptr<ShmWriterSegment> SharedMemory::create_writer_segment(std::size_t size,
+                                                                      MemoryReservation memory,
+                                                                      ShmFailure* failure,
+                                                                      std::string* error) {
+  *failure = ShmFailure::kFull;
+  auto reservation = reserve(size, error);
+  if (!reservation) return nullptr;
+  *failure = ShmFailure::kSystem;
+  int fd = ::memfd_create("slipstream-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    *error = "ERR " + errno_text("memfd_create");
+    return nullptr;
+  }
+  // The size is sealed before the writer ever sees the file, so it can never shrink it under the
+  // server's (or a reader's) mapping.
+  void* mapping = MAP_FAILED;
+  if (::ftruncate(fd, static_cast<off_t>(size)) == 0 &&
+      ::fcntl(fd, F_ADD_SEALS, kSizeSeals) == 0) {
+    mapping = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  if (mapping == MAP_FAILED) {
+    *error = "ERR " + errno_text("sizing a stream segment");
+    ::close(fd);
+    return nullptr;
+  }
+  *failure = ShmFailure::kNone;
+  return std::make_shared<ShmWriterSegment>(
+      next_writer_segment_.fetch_add(1, std::memory_order_relaxed), fd, mapping, size,
+      std::move(*reservation), std::move(memory), counters_);
+}
+
 const ShmSegment* SharedMemory::segment_of(const Buffer& buffer) noexcept {
   return dynamic_cast<const ShmSegment*>(buffer.storage());
 }

@@ -26,6 +26,7 @@ struct ShmCounters {
   std::atomic<std::size_t> used_bytes{0};       ///< live segments + outstanding loans
   std::atomic<std::uint64_t> files{0};          ///< memfds open (segments + loans)
   std::atomic<std::uint64_t> segments{0};       ///< live sealed segments
+  std::atomic<std::uint64_t> writer_segments{0};  ///< live stream writer segments
   std::atomic<std::uint64_t> loans{0};          ///< loans lent and not yet committed or released
   std::atomic<std::uint64_t> leases{0};         ///< views held by clients
   std::atomic<std::uint64_t> attached_clients{0};
@@ -100,6 +101,42 @@ class ShmLoan {
   std::shared_ptr<ShmCounters> counters_;
 };
 
+/// A memfd lent to one stream writer for the chunks of its steps, reused step after step: its
+/// size is sealed from the start, the writer maps it writable once, and from its first use in a
+/// step (seal_for_readers) nobody else can write it or map it writable (F_SEAL_FUTURE_WRITE), so
+/// readers may be handed its descriptor. The server maps it read-only. Unlike ShmSegment its bytes
+/// may change while it lives: the stream hands it to a writer again only once the step that used
+/// it has been freed. Holds its room in the pool and its bytes against --maxmemory.
+class ShmWriterSegment {
+ public:
+  ShmWriterSegment(std::uint64_t id, int fd, void* mapping, std::size_t size,
+                   ShmReservation reservation, MemoryReservation memory,
+                   std::shared_ptr<ShmCounters> counters);
+  ~ShmWriterSegment();
+  ShmWriterSegment(const ShmWriterSegment&) = delete;
+  ShmWriterSegment& operator=(const ShmWriterSegment&) = delete;
+
+  /// Unique among the server's writer segments (never reused), so a client may cache mappings
+  /// by id.
+  std::uint64_t id() const noexcept { return id_; }
+  int fd() const noexcept { return fd_; }
+  std::size_t size() const noexcept { return size_; }
+  const char* data() const noexcept { return static_cast<const char*>(mapping_); }
+  /// Adds F_SEAL_FUTURE_WRITE | F_SEAL_SEAL once (the writer's own mapping stays writable).
+  /// False with `error` set when the kernel refuses.
+  bool seal_for_readers(std::string* error);
+
+ private:
+  std::uint64_t id_;
+  int fd_;
+  void* mapping_;
+  std::size_t size_;
+  bool sealed_ = false;
+  ShmReservation reservation_;
+  MemoryReservation memory_;
+  std::shared_ptr<ShmCounters> counters_;
+};
+
 /// Why a shared-memory allocation failed.
 enum class ShmFailure { kNone, kFull, kSystem };
 
@@ -131,6 +168,13 @@ class SharedMemory {
   /// is writable). nullopt with `failure`/`error` set when the pool is full or the kernel refused.
   std::optional<Buffer> copy_in(std::string_view bytes, ShmFailure* failure, std::string* error);
 
+  /// A new writer segment of `size` bytes (> 0) holding `memory`; null with `failure`/`error`
+  /// set when the pool is full or the kernel refused (`memory` is released then).
+  std::shared_ptr<ShmWriterSegment> create_writer_segment(std::size_t size,
+                                                          MemoryReservation memory,
+                                                          ShmFailure* failure,
+                                                          std::string* error);
+
   /// The segment that holds `buffer`'s bytes, or nullptr if they are ordinary heap memory.
   static const ShmSegment* segment_of(const Buffer& buffer) noexcept;
 
@@ -141,6 +185,7 @@ class SharedMemory {
   std::size_t capacity_;
   std::size_t max_files_;
   std::shared_ptr<ShmCounters> counters_;
+  std::atomic<std::uint64_t> next_writer_segment_{1};
 };
 
 /// One connection's loans and leases, created by SS.SHM.ATTACH. Destroying it (when the

@@ -196,8 +196,10 @@ Outcome next(CommandContext& c) {
   });
 }
 
-// SS.STREAM.GET stream group rank step chunk-id [chunk-id ...]
-Outcome get(CommandContext& c) {
+// SS.STREAM.GET stream group rank step id... -> one bulk string per chunk.
+// SS.STREAM.VIEW (same arguments, shared memory attached): a chunk in a writer segment is
+// [segment-id, bytes] with the segment's memfd passed alongside, in order; others are bulk strings.
+Outcome get_chunks(CommandContext& c, bool view) {
   return reply_errors(c, [&] {
     const std::string group = parse_group(c.arg(2));
     const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
@@ -205,15 +207,39 @@ Outcome get(CommandContext& c) {
     std::vector<std::uint64_t> ids;
     for (std::size_t i = 5; i < c.argc(); ++i) ids.push_back(parse_rank(c.arg(i), "chunk id"));
     const std::uint64_t session = c.session.id();
-    std::vector<std::shared_ptr<const Buffer>> chunks;
+    std::vector<ChunkBytes> chunks;
     c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session), [&](Stream& s) {
       chunks = s.get(group, rank, step, ids, session);
     });
+    const bool by_descriptor = view && c.session.shm;
+    if (view && !by_descriptor) {
+      throw StreamError("SS.STREAM.VIEW needs shared memory: SS.SHM.ATTACH first (Unix socket)");
+    }
+    if (by_descriptor) {
+      for (const ChunkBytes& chunk : chunks) {
+        if (chunk.segment) c.reply.pass_fd(chunk.segment->fd(), chunk.segment);
+      }
+    }
     c.reply.array(chunks.size());
-    for (const auto& chunk : chunks) c.reply.bulk_shared(chunk, chunk->view());
+    for (const ChunkBytes& chunk : chunks) {
+      if (chunk.heap) {
+        c.reply.bulk_shared(chunk.heap, chunk.heap->view());
+      } else if (by_descriptor) {
+        c.reply.array(2);
+        c.reply.integer(static_cast<std::int64_t>(chunk.segment->id()));
+        c.reply.integer(static_cast<std::int64_t>(chunk.segment->size()));
+      } else {
+        // A copy: the segment is lent to its writer again once the step is freed, which a
+        // pipelined RELEASE could do before this reply is written.
+        c.reply.bulk(std::string_view(chunk.segment->data(), chunk.segment->size()));
+      }
+    }
     return Outcome::kDone;
   });
 }
+
+Outcome get(CommandContext& c) { return get_chunks(c, false); }
+Outcome view(CommandContext& c) { return get_chunks(c, true); }
 
 // SS.STREAM.RELEASE stream group rank step
 Outcome release(CommandContext& c) {
@@ -248,7 +274,7 @@ Outcome info(CommandContext& c) {
     StreamInfo shown;
     c.server.streams().with_existing(c.arg(1), nullptr, [&](Stream& s) { shown = s.info(); });
     ReplyBuffer& reply = c.reply;
-    reply.array(22);
+    reply.array(24);
     auto field = [&](std::string_view name, std::int64_t value) {
       reply.bulk(name);
       reply.integer(value);
@@ -280,6 +306,7 @@ Outcome info(CommandContext& c) {
       field("discarded", static_cast<std::int64_t>(group.stats.discarded));
       field("aborted", static_cast<std::int64_t>(group.stats.aborted));
     }
+    field("segment_bytes", static_cast<std::int64_t>(shown.segment_bytes));
     return Outcome::kDone;
   });
 }
@@ -302,6 +329,10 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.GET", -6, kReadOnly, 1, 1, 1, get, "stream",
      "stream group rank step chunk-id [chunk-id ...]",
      "The bytes of chunks of the step the reader holds, one bulk string each."},
+    {"SS.STREAM.VIEW", -6, kReadOnly, 1, 1, 1, view, "stream",
+     "stream group rank step chunk-id [chunk-id ...]",
+     "As GET over shared memory (SS.SHM.ATTACH first): a chunk in a writer segment is [id, bytes] "
+     "with the segment's memfd passed alongside; others are bulk strings."},
     {"SS.STREAM.RELEASE", 5, kWrite, 1, 1, 1, release, "stream", "stream group rank step",
      "The reader is done with the step it holds: +OK."},
     {"SS.STREAM.LEAVE", 4, kWrite, 1, 1, 1, leave, "stream", "stream group rank",

@@ -60,7 +60,7 @@ std::optional<std::uint64_t> element_count(const std::vector<std::uint64_t>& ext
   return count;
 }
 
-void check_chunk_shape(const PutRequest& request) {
+std::uint64_t check_chunk_shape(const PutRequest& request) {
   const std::size_t dims = request.global_extent.size();
   if (request.offset.size() != dims || request.extent.size() != dims) {
     throw StreamError("the global extent has " + std::to_string(dims) +
@@ -86,12 +86,13 @@ void check_chunk_shape(const PutRequest& request) {
   const std::uint64_t element_size = dtype_size(request.dtype);
   std::uint64_t expected = 0;
   if (__builtin_mul_overflow(elements, element_size, &expected) ||
-      expected != request.bytes.size()) {
+      (request.segment == 0 && expected != request.bytes.size())) {
     throw StreamError("the chunk has " + std::to_string(request.bytes.size()) + " bytes; extent " +
                       format_extent(request.extent) + " of " +
                       std::string(dtype_name(request.dtype)) + " needs " +
                       std::to_string(elements) + " x " + std::to_string(element_size) + " bytes");
   }
+  return expected;
 }
 
 void store_attribute(std::vector<Attribute>& list, Attribute attribute) {
@@ -187,7 +188,7 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
                  Keyspace& keyspace) {
   check_writer(rank, session);
   StepData& data = open_step(rank, step);
-  check_chunk_shape(request);
+  const std::uint64_t size = check_chunk_shape(request);
   auto component =
       std::find_if(data.components.begin(), data.components.end(),
                    [&](const ComponentData& c) { return c.name == request.component; });
@@ -199,13 +200,20 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
                       std::string(dtype_name(request.dtype)) + " with global extent " +
                       format_extent(request.global_extent));
   }
-  const std::size_t size = request.bytes.size();
-  std::optional<MemoryReservation> reservation = keyspace.reserve(size);
-  if (!reservation) {
-    throw StreamOutOfMemory("the chunk's " + std::to_string(size) + " bytes for component " +
-                            request.component + " do not fit in maxmemory (" +
-                            std::to_string(keyspace.used_memory()) + " of " +
-                            std::to_string(keyspace.max_memory()) + " bytes used)");
+  StoredChunk stored;
+  if (request.segment != 0) {
+    // The bytes are in a segment the writer filled; it holds its memory already.
+    stored.segment = segments_.use(rank, step, request.segment, size);
+  } else {
+    std::optional<MemoryReservation> reservation = keyspace.reserve(size);
+    if (!reservation) {
+      throw StreamOutOfMemory("the chunk's " + std::to_string(size) + " bytes for component " +
+                              request.component + " do not fit in maxmemory (" +
+                              std::to_string(keyspace.used_memory()) + " of " +
+                              std::to_string(keyspace.max_memory()) + " bytes used)");
+    }
+    stored.bytes = std::make_shared<const Buffer>(std::move(request.bytes));
+    stored.reservation = std::move(*reservation);
   }
   if (component == data.components.end()) {
     ComponentData created;
@@ -219,10 +227,19 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
   component->chunks.push_back(
       stream::Chunk{std::move(request.offset), std::move(request.extent), rank});
   component->chunk_ids.push_back(id);
-  data.chunks.push_back(StoredChunk{std::make_shared<const Buffer>(std::move(request.bytes)),
-                                    std::move(*reservation)});
+  data.chunks.push_back(std::move(stored));
   data.bytes += size;
   bytes_held_ += size;
+}
+
+std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::int64_t step,
+                                                    std::span<const std::size_t> sizes,
+                                                    std::uint64_t session,
+                                                    const SegmentPool::Create& create,
+                                                    std::vector<std::uint64_t>* dropped) {
+  check_writer(rank, session);
+  open_step(rank, step);
+  return segments_.lend(rank, step, sizes, create, dropped);
 }
 
 void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
@@ -246,6 +263,7 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
   queue_->close_writer(rank);
   writer_sessions_.erase(rank);
   departed_writers_.insert(rank);
+  segments_.writer_gone(rank);
 }
 
 void Stream::fail_writer(std::uint32_t rank) {
@@ -258,6 +276,7 @@ void Stream::fail_writer(std::uint32_t rank) {
   }
   writer_sessions_.erase(rank);
   departed_writers_.insert(rank);
+  segments_.writer_gone(rank);
   try {
     queue_->fail_writer(rank, reason);
   } catch (const stream::QueueError&) {  // already closed or failed: nothing left to abort
@@ -370,7 +389,7 @@ StepDelivery Stream::make_delivery(const std::string& group,
   return out;
 }
 
-std::vector<std::shared_ptr<const Buffer>> Stream::get(const std::string& group, std::uint32_t rank,
+std::vector<ChunkBytes> Stream::get(const std::string& group, std::uint32_t rank,
                                                        std::int64_t step,
                                                        const std::vector<std::uint64_t>& ids,
                                                        std::uint64_t session) {
@@ -384,14 +403,15 @@ std::vector<std::shared_ptr<const Buffer>> Stream::get(const std::string& group,
                            ? std::string(" (it holds no step; SS.STREAM.NEXT first)")
                            : " (it holds " + step_text(holding->second) + ")"));
   }
-  std::vector<std::shared_ptr<const Buffer>> out;
+  std::vector<ChunkBytes> out;
   out.reserve(ids.size());
   for (std::uint64_t id : ids) {
     if (id >= data->second.chunks.size()) {
       throw StreamError("chunk id " + std::to_string(id) + " is out of range: " + step_text(step) +
                         " has " + std::to_string(data->second.chunks.size()) + " chunks");
     }
-    out.push_back(data->second.chunks[id].bytes);
+    const StoredChunk& chunk = data->second.chunks[id];
+    out.push_back(ChunkBytes{chunk.bytes, chunk.segment});
   }
   return out;
 }
@@ -458,6 +478,7 @@ void Stream::drop_freed() {
     if (data == step_data_.end()) continue;
     bytes_held_ -= data->second.bytes;
     step_data_.erase(data);  // gives the reserved memory back
+    segments_.step_freed(step);
   }
 }
 
@@ -497,6 +518,7 @@ StreamInfo Stream::info() const {
   }
   out.writers_attached = writer_sessions_.size();
   out.bytes_held = bytes_held_;
+  out.segment_bytes = segments_.bytes();
   if (queue_) {
     out.queue = queue_->stats();
     out.ended = queue_->ended();

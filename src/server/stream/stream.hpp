@@ -13,10 +13,12 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "server/stream/segment_pool.hpp"
 #include "server/stream/stream_data.hpp"
 #include "stream/step_queue.hpp"
 
@@ -39,12 +41,19 @@ struct JoinOptions {
   std::string strategy;  ///< canonical (lower-case) ChunkStrategy name
 };
 
-/// SS.STREAM.PUT's arguments, validated for syntax.
+/// SS.STREAM.PUT's (or PUTSEG's) arguments, validated for syntax.
 struct PutRequest {
   std::string component;
   DType dtype = DType::kFloat32;
   std::vector<std::uint64_t> global_extent, offset, extent;
-  Buffer bytes;
+  Buffer bytes;               ///< the chunk's bytes (PUT)
+  std::uint64_t segment = 0;  ///< or the segment the writer filled with them (PUTSEG); 0: none
+};
+
+/// A chunk's bytes as SS.STREAM.GET / VIEW hand them out: heap bytes, or a writer segment.
+struct ChunkBytes {
+  std::shared_ptr<const Buffer> heap;
+  std::shared_ptr<ShmWriterSegment> segment;
 };
 
 using RankNames = std::vector<std::pair<std::uint32_t, std::string>>;
@@ -84,6 +93,7 @@ struct StreamInfo {
   std::size_t writers_attached = 0;
   std::size_t queue_limit = 0;
   std::size_t bytes_held = 0;
+  std::size_t segment_bytes = 0;
   stream::QueueStats queue;
   bool ended = false;
   std::vector<Group> groups;
@@ -124,6 +134,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// --maxmemory through `keyspace` (StreamOutOfMemory when they do not fit).
   void put(std::uint32_t rank, std::int64_t step, PutRequest request, std::uint64_t session,
            Keyspace& keyspace);
+  /// Lends writer `rank` segments for the chunks of `step`, which it has begun and not ended
+  /// (SegmentPool::lend).
+  std::vector<SegmentPool::Lent> lend_segments(std::uint32_t rank, std::int64_t step,
+                                               std::span<const std::size_t> sizes,
+                                               std::uint64_t session,
+                                               const SegmentPool::Create& create,
+                                               std::vector<std::uint64_t>* dropped);
   /// Sets a stream-level (attribute.step == -1) or step attribute; last write wins.
   void set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session);
   void end(std::uint32_t rank, std::int64_t step, std::uint64_t session);
@@ -140,7 +157,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::optional<StepDelivery> next(const std::string& group, std::uint32_t rank,
                                    std::uint64_t session);
   /// The bytes of chunks `ids` of `step`, which the reader must hold.
-  std::vector<std::shared_ptr<const Buffer>> get(const std::string& group, std::uint32_t rank,
+  std::vector<ChunkBytes> get(const std::string& group, std::uint32_t rank,
                                                  std::int64_t step,
                                                  const std::vector<std::uint64_t>& ids,
                                                  std::uint64_t session);
@@ -168,6 +185,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool idle() const;
   StreamInfo info() const;
   std::size_t bytes_held() const noexcept { return bytes_held_; }
+  /// Bytes of the segments lent to writers (in use by held steps, or free for the next ones).
+  std::size_t segment_bytes() const noexcept { return segments_.bytes(); }
   std::size_t steps_held() const noexcept { return step_data_.size(); }
 
  private:
@@ -200,6 +219,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::vector<Attribute> stream_attributes_;
   std::map<std::int64_t, StepData> step_data_;  // held steps
   std::size_t bytes_held_ = 0;
+  SegmentPool segments_;
   std::list<std::shared_ptr<ParkedRequest>> parked_;
   std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> new_deadlines_;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/buffer.hpp"
+#include "server/shm/shm.hpp"
 #include "server/store/memory_reservation.hpp"
 #include "slipstream/stream_chunks.hpp"
 #include "slipstream/tensor.hpp"
@@ -44,8 +45,10 @@ struct ComponentData {
 /// The bytes of one chunk, counted against --maxmemory until the step is freed. Replies share
 /// the bytes (zero copy), so they may outlive the step for as long as a reply is being written.
 struct StoredChunk {
-  std::shared_ptr<const Buffer> bytes;
+  std::shared_ptr<const Buffer> bytes;  ///< null when the chunk is in `segment`
   MemoryReservation reservation;
+  /// The writer segment holding the bytes (counted against --maxmemory by the segment itself).
+  std::shared_ptr<ShmWriterSegment> segment;
 };
 
 /// One held step.

@@ -1,10 +1,14 @@
 // SS.STREAM.WRITE, BEGIN, PUT, ATTR, END and CLOSE: the writer side of streams. A writer rank is
 // bound to the connection that attached it.
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "server/commands/command_util.hpp"
 #include "server/net/reply.hpp"
 #include "server/net/session.hpp"
+#include "server/shm/shm.hpp"
+#include "server/store/keyspace.hpp"
 #include "server/server.hpp"
 #include "server/stream/stream_arguments.hpp"
 #include "server/stream/stream_command_util.hpp"
@@ -91,30 +95,114 @@ Outcome begin(CommandContext& c) {
   });
 }
 
+// The chunk description shared by PUT and PUTSEG (arguments 4 to 8).
+PutRequest parse_put(const CommandContext& c) {
+  PutRequest request;
+  request.component = std::string(c.arg(4));
+  check_component_name(request.component);
+  auto dtype = parse_dtype(c.arg(5));
+  if (!dtype) {
+    throw StreamError("unknown dtype '" + std::string(c.arg(5)) +
+                      "'; expected FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16 or "
+                      "BOOL");
+  }
+  request.dtype = *dtype;
+  request.global_extent = parse_extent(c.arg(6), "global extent");
+  request.offset = parse_extent(c.arg(7), "offset");
+  request.extent = parse_extent(c.arg(8), "extent");
+  return request;
+}
+
 // SS.STREAM.PUT stream rank step component dtype global-extent offset extent bytes
 Outcome put(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::int64_t step = parse_step(c.arg(3));
-    PutRequest request;
-    request.component = std::string(c.arg(4));
-    check_component_name(request.component);
-    auto dtype = parse_dtype(c.arg(5));
-    if (!dtype) {
-      throw StreamError("unknown dtype '" + std::string(c.arg(5)) +
-                        "'; expected FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16 or "
-                        "BOOL");
-    }
-    request.dtype = *dtype;
-    request.global_extent = parse_extent(c.arg(6), "global extent");
-    request.offset = parse_extent(c.arg(7), "offset");
-    request.extent = parse_extent(c.arg(8), "extent");
+    PutRequest request = parse_put(c);
     request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
     const std::uint64_t session = c.session.id();
     c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
       s.put(rank, step, std::move(request), session, c.server.keyspace());
     });
     c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.PUTSEG stream rank step component dtype global-extent offset extent segment: as PUT,
+// the bytes being in a segment lent by SS.STREAM.SEGMENTS for this step and filled by the writer.
+Outcome put_segment(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::int64_t step = parse_step(c.arg(3));
+    PutRequest request = parse_put(c);
+    auto segment = parse_int(c.arg(9));
+    if (!segment || *segment <= 0) throw StreamError("segment id must be a positive integer");
+    request.segment = static_cast<std::uint64_t>(*segment);
+    const std::uint64_t session = c.session.id();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      s.put(rank, step, std::move(request), session, c.server.keyspace());
+    });
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  });
+}
+
+// SS.STREAM.SEGMENTS stream rank step size [size ...] -> [[id, fresh] per size, [dropped id...]];
+// the memfd of each fresh segment is passed alongside, in order; dropped: this writer's segments
+// destroyed since its last call (to unmap). Needs SS.SHM.ATTACH (a Unix socket).
+Outcome segments(CommandContext& c) {
+  return reply_errors(c, [&] {
+    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    const std::int64_t step = parse_step(c.arg(3));
+    if (!c.session.shm) {
+      throw StreamError("stream segments need shared memory: SS.SHM.ATTACH first (Unix socket)");
+    }
+    std::vector<std::size_t> sizes;
+    for (std::size_t i = 4; i < c.argc(); ++i) {
+      auto size = parse_int(c.arg(i));
+      if (!size || *size <= 0) throw StreamError("segment sizes must be positive integers");
+      if (static_cast<std::uint64_t>(*size) > c.server.max_bulk_len()) {
+        throw StreamError("a segment of " + std::to_string(*size) +
+                          " bytes exceeds max-bulk-len (" +
+                          std::to_string(c.server.max_bulk_len()) + " bytes)");
+      }
+      sizes.push_back(static_cast<std::size_t>(*size));
+    }
+    auto create = [&](std::size_t size) {
+      std::optional<MemoryReservation> memory = c.server.keyspace().reserve(size);
+      if (!memory) {
+        throw StreamOutOfMemory("a segment of " + std::to_string(size) +
+                                " bytes does not fit in maxmemory (" +
+                                std::to_string(c.server.keyspace().used_memory()) + " of " +
+                                std::to_string(c.server.keyspace().max_memory()) +
+                                " bytes used)");
+      }
+      ShmFailure failure;
+      std::string error;
+      auto segment = c.server.shared_memory().create_writer_segment(size, std::move(*memory),
+                                                                    &failure, &error);
+      if (!segment) throw StreamError(error.starts_with("ERR ") ? error.substr(4) : error);
+      return segment;
+    };
+    const std::uint64_t session = c.session.id();
+    std::vector<SegmentPool::Lent> lent;
+    std::vector<std::uint64_t> dropped;
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      lent = s.lend_segments(rank, step, sizes, session, create, &dropped);
+    });
+    for (const SegmentPool::Lent& l : lent) {
+      if (l.fresh) c.reply.pass_fd(l.segment->fd(), l.segment);
+    }
+    c.reply.array(2);
+    c.reply.array(lent.size());
+    for (const SegmentPool::Lent& l : lent) {
+      c.reply.array(2);
+      c.reply.integer(static_cast<std::int64_t>(l.segment->id()));
+      c.reply.integer(l.fresh ? 1 : 0);
+    }
+    c.reply.array(dropped.size());
+    for (std::uint64_t id : dropped) c.reply.integer(static_cast<std::int64_t>(id));
     return Outcome::kDone;
   });
 }
@@ -182,6 +270,14 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.PUT", 10, kWrite | kDenyOom, 1, 1, 1, put, "stream",
      "stream rank step component dtype global-extent offset extent bytes",
      "Stores a chunk of a record component in a begun step (extents as 64,32,32): +OK."},
+    {"SS.STREAM.SEGMENTS", -5, kWrite | kDenyOom, 1, 1, 1, segments, "stream",
+     "stream rank step size [size ...]",
+     "Lends the writer shared-memory segments for the chunks of a begun step (SS.SHM.ATTACH "
+     "first): [[id, fresh] per size, [ids dropped since]], the memfd of each fresh one passed "
+     "alongside."},
+    {"SS.STREAM.PUTSEG", 10, kWrite, 1, 1, 1, put_segment, "stream",
+     "stream rank step component dtype global-extent offset extent segment",
+     "Stores a chunk whose bytes the writer put in a segment lent for this step: +OK."},
     {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
      "stream rank step path name string|int|float|strings|ints|floats value [value ...]",
      "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK."},

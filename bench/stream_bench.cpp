@@ -1,0 +1,415 @@
+// stream_bench: N=2 writers stream steps to a group of M=2 readers on one node, through Slipstream
+// streams and through MPI point-to-point (OpenMPI) of the same bytes, in one run; then the writers'
+// step time (compute + publish) with and without a live reader group.
+//
+// One MPI job of 4 ranks: 0 and 1 write, 2 and 3 read. Rank 0 also starts the slipstream server
+// (a child process, Unix socket). Run it plainly and it starts itself under mpirun:
+//   stream_bench [--sizes 1,16,64] [--steps 8] [--rounds 5]
+//
+// Per step each writer fills its chunk (rows x 4096 doubles, the step number in every element) and
+// publishes it; each reader takes one writer's chunk (MPI: a receive from its writer; streams:
+// strategy blocksofsourceranks) and sums every element, so both paths deliver the same bytes into
+// the same use. Bandwidth is the bytes delivered to readers per second over `steps` steps; the
+// figure is the median of `rounds` rounds.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+#include "slipstream/stream.hpp"
+
+namespace {
+
+using slipstream::bench::Clock;
+using slipstream::bench::format_number;
+using slipstream::bench::Listen;
+using slipstream::bench::median;
+using slipstream::bench::ServerChild;
+
+constexpr int kWriters = 2;
+constexpr int kReaders = 2;
+constexpr std::uint64_t kColumns = 4096;  // doubles per row: 32 KiB rows
+
+struct Settings {
+  std::vector<int> sizes_mib{1, 16, 64};
+  int steps = 8;
+  int rounds = 5;
+  int compute_ms = 50;        // the writers' compute per step in the step-cost test
+  int cost_steps = 30;        // steps per measurement of the step cost
+  int cost_size_mib = 16;
+  std::string slipstream_binary = SLIPSTREAM_BINARY;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one = 0;
+  in >> one;
+  return one;
+}
+
+// Fills a writer's chunk for `step`: every element written, as a simulation would.
+void fill(std::vector<double>& chunk, int step) {
+  std::fill(chunk.begin(), chunk.end(), static_cast<double>(step));
+}
+
+// A reader's use of its share: every element read (and checked, cheaply, at the end).
+double sum(const double* values, std::size_t count) {
+  double total = 0;
+  for (std::size_t i = 0; i < count; ++i) total += values[i];
+  return total;
+}
+
+void check_sum(double total, std::size_t count, std::int64_t step) {
+  if (total != static_cast<double>(step) * static_cast<double>(count)) {
+    throw std::runtime_error("a reader got wrong bytes for step " + std::to_string(step));
+  }
+}
+
+// The time of `steps` steps of `body`, between two barriers, on every rank; rank 0's figure.
+template <typename Body>
+double timed_round(const Body& body) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto start = Clock::now();
+  body();
+  MPI_Barrier(MPI_COMM_WORLD);
+  return seconds_since(start);
+}
+
+// MPI point-to-point: writer w sends its chunk to reader w each step.
+double mpi_bandwidth(int rank, std::size_t rows, const Settings& settings, int round_base) {
+  const std::size_t count = rows * kColumns;
+  std::vector<double> chunk(count);
+  std::vector<double> seconds;
+  for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
+    double s = timed_round([&] {
+      for (int step = 0; step < settings.steps; ++step) {
+        const int number = round_base + round * settings.steps + step;
+        if (rank < kWriters) {
+          fill(chunk, number);
+          MPI_Send(chunk.data(), static_cast<int>(count), MPI_DOUBLE, kWriters + rank, number,
+                   MPI_COMM_WORLD);
+        } else {
+          MPI_Recv(chunk.data(), static_cast<int>(count), MPI_DOUBLE, rank - kWriters, number,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          check_sum(sum(chunk.data(), count), count, number);
+        }
+      }
+    });
+    if (round > 0) seconds.push_back(s);
+  }
+  const double bytes = static_cast<double>(settings.steps) * kReaders * count * sizeof(double);
+  return bytes / median(seconds);
+}
+
+slipstream::ClientOptions client_options(const std::string& socket) {
+  slipstream::ClientOptions options;
+  options.address = "unix://" + socket;
+  options.command_timeout = std::chrono::milliseconds(120000);
+  return options;
+}
+
+// Streams: writer w publishes its rows of `meshes/E/x` each step; reader r of the group takes
+// writer r's chunk (blocksofsourceranks) and sums it.
+double stream_bandwidth(int rank, const std::string& socket, std::size_t rows,
+                        const Settings& settings, const std::string& name) {
+  const std::size_t count = rows * kColumns;
+  const std::vector<std::uint64_t> global{kWriters * rows, kColumns};
+  const int total_steps = (settings.rounds + 1) * settings.steps;
+  std::vector<double> seconds;
+  if (rank < kWriters) {
+    slipstream::StreamWriterOptions options;
+    options.expected_groups = 1;
+    slipstream::StreamWriter writer(client_options(socket), name, rank, kWriters, options);
+    std::vector<double> chunk(count);
+    const std::vector<std::uint64_t> offset{rank * rows, 0}, extent{rows, kColumns};
+    int step = 0;
+    for (int round = 0; round <= settings.rounds; ++round) {
+      double s = timed_round([&] {
+        for (int k = 0; k < settings.steps; ++k, ++step) {
+          writer.begin_step(step);
+          fill(chunk, step);
+          writer.put_chunk<double>("meshes/E/x", global, offset, extent, chunk);
+          writer.end_step();
+        }
+      });
+      if (round > 0) seconds.push_back(s);
+    }
+    writer.close();
+  } else {
+    slipstream::StreamReaderOptions options;
+    options.strategy = "blocksofsourceranks";
+    slipstream::StreamReader reader(client_options(socket), name, "bench", rank - kWriters,
+                                    kReaders, options);
+    int step = 0;
+    for (int round = 0; round <= settings.rounds; ++round) {
+      double s = timed_round([&] {
+        for (int k = 0; k < settings.steps; ++k, ++step) {
+          slipstream::StreamNext next = reader.next_step();
+          if (next.kind != slipstream::StreamNext::Kind::kStep) {
+            throw std::runtime_error("reader: no step " + std::to_string(step));
+          }
+          std::size_t got = 0;
+          for (const auto& piece : next.step->load("meshes/E/x")) {
+            auto values = piece.as<double>();
+            check_sum(sum(values.data(), values.size()), values.size(), next.step->number());
+            got += values.size();
+          }
+          if (got != count) throw std::runtime_error("reader: wrong share size");
+          next.step->release();
+        }
+      });
+      if (round > 0) seconds.push_back(s);
+    }
+    if (reader.next_step().kind != slipstream::StreamNext::Kind::kEnd) {
+      throw std::runtime_error("reader: expected the end of the stream");
+    }
+  }
+  (void)total_steps;
+  const double bytes = static_cast<double>(settings.steps) * kReaders * count * sizeof(double);
+  return bytes / median(seconds);
+}
+
+// A writer's compute: a 5-point stencil sweep over its field, repeated to take about
+// `compute_ms` (calibrated once by rank 0 and broadcast, so every run does the same work).
+void compute(std::vector<double>& field, std::vector<double>& scratch, int sweeps) {
+  const std::size_t rows = field.size() / kColumns;
+  for (int s = 0; s < sweeps; ++s) {
+    for (std::size_t r = 1; r + 1 < rows; ++r) {
+      const double* up = &field[(r - 1) * kColumns];
+      const double* here = &field[r * kColumns];
+      const double* down = &field[(r + 1) * kColumns];
+      double* out = &scratch[r * kColumns];
+      for (std::size_t c = 1; c + 1 < kColumns; ++c) {
+        out[c] = 0.2 * (here[c] + up[c] + down[c] + here[c - 1] + here[c + 1]);
+      }
+    }
+    field.swap(scratch);
+  }
+}
+
+struct StepCost {
+  double without = 0;  // median writer step, no reader group
+  double with = 0;     // median writer step, a live reader group
+};
+
+// The writers' step (compute + begin + put + end) with no reader group, then with a live group of
+// 2 readers (block policy) that loads and sums its share of every step. Medians over both writers.
+StepCost step_cost(int rank, const std::string& socket, const Settings& settings, int sweeps) {
+  const std::size_t rows = (static_cast<std::size_t>(settings.cost_size_mib) << 20) /
+                           (kColumns * sizeof(double));
+  const std::size_t count = rows * kColumns;
+  const std::vector<std::uint64_t> global{kWriters * rows, kColumns};
+  StepCost cost;
+  for (int live = 0; live < 2; ++live) {
+    const std::string name = live ? "bench.cost.live" : "bench.cost.alone";
+    std::vector<double> step_ms;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank < kWriters) {
+      slipstream::StreamWriterOptions options;
+      options.expected_groups = live ? 1 : 0;
+      slipstream::StreamWriter writer(client_options(socket), name, rank, kWriters, options);
+      MPI_Barrier(MPI_COMM_WORLD);  // the readers have joined (or there are none)
+      std::vector<double> field(count, 1.0), scratch(count, 0.0);
+      const std::vector<std::uint64_t> offset{rank * rows, 0}, extent{rows, kColumns};
+      for (int step = 0; step < settings.cost_steps; ++step) {
+        auto start = Clock::now();
+        compute(field, scratch, sweeps);
+        writer.begin_step(step);
+        writer.put_chunk<double>("meshes/E/x", global, offset, extent, field);
+        writer.end_step();
+        step_ms.push_back(seconds_since(start) * 1000);
+      }
+      writer.close();
+    } else if (live) {
+      slipstream::StreamReaderOptions options;
+      options.strategy = "blocksofsourceranks";
+      slipstream::StreamReader reader(client_options(socket), name, "live", rank - kWriters,
+                                      kReaders, options);
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (;;) {
+        slipstream::StreamNext next = reader.next_step();
+        if (next.kind != slipstream::StreamNext::Kind::kStep) break;
+        for (const auto& piece : next.step->load("meshes/E/x")) {
+          auto values = piece.as<double>();
+          volatile double total = sum(values.data(), values.size());
+          (void)total;
+        }
+        next.step->release();
+      }
+    } else {
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    // Gather both writers' step times on rank 0.
+    std::vector<double> all(static_cast<std::size_t>(settings.cost_steps) * kWriters);
+    std::vector<double> mine = rank < kWriters ? step_ms
+                                               : std::vector<double>(settings.cost_steps, 0.0);
+    std::vector<double> gathered(static_cast<std::size_t>(settings.cost_steps) * 4);
+    MPI_Gather(mine.data(), settings.cost_steps, MPI_DOUBLE, gathered.data(), settings.cost_steps,
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    std::copy(gathered.begin(), gathered.begin() + static_cast<long>(all.size()), all.begin());
+    // The first steps warm up (page faults of fresh buffers): leave out the first 5 of each.
+    std::vector<double> kept;
+    for (int w = 0; w < kWriters; ++w) {
+      for (int s = 5; s < settings.cost_steps; ++s) kept.push_back(all[w * settings.cost_steps + s]);
+    }
+    (live ? cost.with : cost.without) = median(kept);
+  }
+  return cost;
+}
+
+// Sweeps of compute() that take about `ms` on this rank.
+int calibrate_sweeps(int ms, std::size_t rows) {
+  std::vector<double> field(rows * kColumns, 1.0), scratch(rows * kColumns, 0.0);
+  auto start = Clock::now();
+  compute(field, scratch, 1);
+  double one = seconds_since(start) * 1000;
+  return std::max(1, static_cast<int>(std::lround(ms / std::max(one, 0.01))));
+}
+
+int run(int rank, const Settings& settings, int argc, char** argv) {
+  // Rank 0 starts the server and tells the others its socket.
+  std::unique_ptr<ServerChild> server;
+  std::string socket;
+  if (rank == 0) {
+    const std::size_t largest =
+        static_cast<std::size_t>(*std::max_element(settings.sizes_mib.begin(),
+                                                   settings.sizes_mib.end())) << 20;
+    server = std::make_unique<ServerChild>(
+        "slipstream",
+        [&](const Listen& listen) {
+          return std::vector<std::string>{settings.slipstream_binary, "server", "--port", "0",
+                                          "--unixsocket", listen.socket, "--dir", listen.dir,
+                                          "--loglevel", "warn", "--max-bulk-len",
+                                          std::to_string(2 * largest)};
+        },
+        [](const Listen& listen) { return slipstream::bench::unix_socket_accepts(listen.socket); });
+    socket = server->socket();
+  }
+  int length = static_cast<int>(socket.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  socket.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(socket.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+
+  if (rank == 0) {
+    std::printf("# stream_bench: %d writers -> a group of %d readers, one node\n", kWriters,
+                kReaders);
+    std::printf("# command: %s\n", slipstream::bench::command_line(argc, argv).c_str());
+    std::printf("# CPU: %s, %ld cores online\n", slipstream::bench::cpu_model().c_str(),
+                ::sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("# %d steps per round, median of %d rounds; bandwidth = bytes delivered to readers"
+                " per second\n\n", settings.steps, settings.rounds);
+    std::printf("| per writer per step | MPI point-to-point | Slipstream stream | stream / MPI |"
+                " load avg |\n|---|---|---|---|---|\n");
+    std::fflush(stdout);
+  }
+  int round_base = 0;
+  for (int size_mib : settings.sizes_mib) {
+    const std::size_t rows =
+        (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
+    double mpi = mpi_bandwidth(rank, rows, settings, round_base);
+    round_base += (settings.rounds + 1) * settings.steps;
+    double stream = stream_bandwidth(rank, socket, rows, settings,
+                                     "bench.bandwidth." + std::to_string(size_mib));
+    if (rank == 0) {
+      std::printf("| %d MiB | %s GB/s | %s GB/s | %.2fx | %.2f |\n", size_mib,
+                  format_number(mpi / 1e9).c_str(), format_number(stream / 1e9).c_str(),
+                  stream / mpi, load_average());
+      std::fflush(stdout);
+    }
+  }
+
+  int sweeps = 0;
+  if (rank == 0) {
+    sweeps = calibrate_sweeps(settings.compute_ms, (static_cast<std::size_t>(settings.cost_size_mib)
+                                                    << 20) / (kColumns * sizeof(double)));
+  }
+  MPI_Bcast(&sweeps, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  StepCost cost = step_cost(rank, socket, settings, sweeps);
+  if (rank == 0) {
+    std::printf("\nWriter step (compute ~%d ms: %d stencil sweeps over %d MiB, then begin + put +"
+                " end of the same %d MiB), median of both writers over %d steps:\n\n",
+                settings.compute_ms, sweeps, settings.cost_size_mib, settings.cost_size_mib,
+                settings.cost_steps - 5);
+    std::printf("| no reader group | a live group of %d readers | cost of the readers | load avg |\n"
+                "|---|---|---|---|\n", kReaders);
+    std::printf("| %s ms | %s ms | %+.1f%% | %.2f |\n", format_number(cost.without).c_str(),
+                format_number(cost.with).c_str(), 100.0 * (cost.with / cost.without - 1.0),
+                load_average());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return 0;
+}
+
+// Not under mpirun: start this program again as 4 ranks of an MPI job.
+int relaunch(int argc, char** argv) {
+  std::vector<std::string> args = {"mpirun", "--oversubscribe", "--bind-to", "none", "-np",
+                                   std::to_string(kWriters + kReaders)};
+  if (::geteuid() == 0) args.push_back("--allow-run-as-root");
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) {
+    std::perror("stream_bench: /proc/self/exe");
+    return 1;
+  }
+  self[n] = '\0';
+  args.push_back(self);
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  std::vector<char*> raw;
+  for (auto& a : args) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  ::execvp("mpirun", raw.data());
+  std::perror("stream_bench: mpirun");
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings settings;
+  CLI::App app{"Stream bandwidth against MPI point-to-point, and the writers' step cost"};
+  app.add_option("--sizes", settings.sizes_mib, "MiB per writer per step")->delimiter(',');
+  app.add_option("--steps", settings.steps, "steps per round");
+  app.add_option("--rounds", settings.rounds, "rounds (the median is reported)");
+  app.add_option("--compute-ms", settings.compute_ms, "writers' compute per step, step-cost test");
+  app.add_option("--cost-steps", settings.cost_steps, "steps of the step-cost test");
+  app.add_option("--slipstream", settings.slipstream_binary, "slipstream executable");
+  CLI11_PARSE(app, argc, argv);
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return relaunch(argc, argv);
+
+  ::signal(SIGPIPE, SIG_IGN);
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int status = 0;
+  if (size != kWriters + kReaders) {
+    if (rank == 0) std::fprintf(stderr, "stream_bench: run as %d MPI ranks\n", kWriters + kReaders);
+    status = 2;
+  } else {
+    try {
+      status = run(rank, settings, argc, argv);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "stream_bench (rank %d): %s\n", rank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,121 @@
+// Stream writer segments, lent and reused; see segment_pool.hpp.
+#include "server/stream/segment_pool.hpp"
+
+#include <algorithm>
+
+#include "server/stream/stream_error.hpp"
+
+namespace slipstream::server {
+
+std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_t step,
+                                                 std::span<const std::size_t> sizes,
+                                                 const Create& create,
+                                                 std::vector<std::uint64_t>* dropped) {
+  std::vector<Lent> out(sizes.size());
+  std::vector<std::size_t> taken;  // indices of entries_ reused
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      const Entry& entry = entries_[e];
+      if (entry.rank == rank && entry.step < 0 && !entry.orphan &&
+          entry.segment->size() == sizes[i] &&
+          std::find(taken.begin(), taken.end(), e) == taken.end()) {
+        taken.push_back(e);
+        out[i].segment = entry.segment;
+        break;
+      }
+    }
+  }
+  // Free segments of this writer that no size asked for go first, so that a writer whose chunks
+  // change size does not hold the old ones as well as the new.
+  std::vector<std::shared_ptr<ShmWriterSegment>> keep;
+  for (const Lent& lent : out) {
+    if (lent.segment) keep.push_back(lent.segment);
+  }
+  erase_if([&](const Entry& entry) {
+    return entry.rank == rank && entry.step < 0 &&
+           std::find(keep.begin(), keep.end(), entry.segment) == keep.end();
+  });
+  std::vector<Entry> created;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (out[i].segment) continue;
+    out[i].segment = create(sizes[i]);  // may throw: nothing lent yet
+    out[i].fresh = true;
+    created.push_back(Entry{out[i].segment, rank, -1, false, false});
+  }
+  for (Entry& entry : created) {
+    bytes_ += entry.segment->size();
+    entries_.push_back(std::move(entry));
+  }
+  for (const Lent& lent : out) {
+    for (Entry& entry : entries_) {
+      if (entry.segment == lent.segment) {
+        entry.step = step;
+        entry.used = false;
+      }
+    }
+  }
+  auto gone = dropped_.find(rank);
+  if (gone != dropped_.end()) {
+    *dropped = std::move(gone->second);
+    dropped_.erase(gone);
+  }
+  return out;
+}
+
+std::shared_ptr<ShmWriterSegment> SegmentPool::use(std::uint32_t rank, std::int64_t step,
+                                                   std::uint64_t id, std::size_t bytes) {
+  for (Entry& entry : entries_) {
+    if (entry.segment->id() != id) continue;
+    if (entry.rank != rank || entry.step != step) {
+      throw StreamError("segment " + std::to_string(id) + " was not lent to writer " +
+                        std::to_string(rank) + " for step " + std::to_string(step) +
+                        " (SS.STREAM.SEGMENTS first)");
+    }
+    if (entry.used) {
+      throw StreamError("segment " + std::to_string(id) + " already holds a chunk of step " +
+                        std::to_string(step));
+    }
+    if (entry.segment->size() != bytes) {
+      throw StreamError("segment " + std::to_string(id) + " has " +
+                        std::to_string(entry.segment->size()) + " bytes; the chunk's extent needs " +
+                        std::to_string(bytes));
+    }
+    std::string error;
+    if (!entry.segment->seal_for_readers(&error)) throw StreamError(error);
+    entry.used = true;
+    return entry.segment;
+  }
+  throw StreamError("unknown segment " + std::to_string(id));
+}
+
+void SegmentPool::step_freed(std::int64_t step) {
+  for (Entry& entry : entries_) {
+    if (entry.step == step) {
+      entry.step = -1;
+      entry.used = false;
+    }
+  }
+  erase_if([](const Entry& entry) { return entry.orphan && entry.step < 0; });
+}
+
+void SegmentPool::writer_gone(std::uint32_t rank) {
+  dropped_.erase(rank);
+  for (Entry& entry : entries_) {
+    if (entry.rank == rank) entry.orphan = true;
+  }
+  erase_if([](const Entry& entry) { return entry.orphan && entry.step < 0; });
+}
+
+void SegmentPool::erase_if(const std::function<bool(const Entry&)>& doomed) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (doomed(*it)) {
+      bytes_ -= it->segment->size();
+      if (!it->orphan) dropped_[it->rank].push_back(it->segment->id());
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace slipstream::server

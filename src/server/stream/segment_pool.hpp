@@ -1,0 +1,70 @@
+// The shared-memory segments a stream lends its writers for chunk bytes, reused step after step.
+// A writer on the server's node asks for segments of the sizes of its step's chunks
+// (SS.STREAM.SEGMENTS), fills them through its own writable mapping and names them in
+// SS.STREAM.PUTSEG; readers on the node map the same pages read-only. A segment is lent to its
+// writer again only once the step that used it has been freed, so a step never changes while any
+// reader holds it. Plain data; the Stream that owns it does the locking.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "server/shm/shm.hpp"
+
+namespace slipstream::server {
+
+class SegmentPool {
+ public:
+  /// Makes a new segment of `size` bytes, or throws (StreamError / StreamOutOfMemory).
+  using Create = std::function<std::shared_ptr<ShmWriterSegment>(std::size_t size)>;
+
+  /// One segment per entry of `sizes` for writer `rank`'s `step`: a free segment of that rank
+  /// and exactly that size when there is one, else a new one (`fresh` set: its descriptor must be
+  /// passed to the writer). The rank's free segments left over are destroyed (the writer's chunk
+  /// sizes changed). Nothing changes if creating one throws.
+  struct Lent {
+    std::shared_ptr<ShmWriterSegment> segment;
+    bool fresh = false;
+  };
+  /// `dropped` gets the ids of this writer's segments destroyed since its last call, so that it
+  /// can unmap them.
+  std::vector<Lent> lend(std::uint32_t rank, std::int64_t step,
+                         std::span<const std::size_t> sizes, const Create& create,
+                         std::vector<std::uint64_t>* dropped);
+
+  /// The segment `id` as the storage of a chunk of `bytes` bytes in writer `rank`'s `step`: it
+  /// must have been lent for that step and not used by another chunk. Throws StreamError.
+  std::shared_ptr<ShmWriterSegment> use(std::uint32_t rank, std::int64_t step, std::uint64_t id,
+                                        std::size_t bytes);
+
+  /// The step was freed (or aborted and freed): its segments may be lent again.
+  void step_freed(std::int64_t step);
+  /// The writer closed or failed: its free segments go now, the busy ones when their step is
+  /// freed.
+  void writer_gone(std::uint32_t rank);
+
+  std::size_t bytes() const noexcept { return bytes_; }
+  std::size_t count() const noexcept { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::shared_ptr<ShmWriterSegment> segment;
+    std::uint32_t rank = 0;
+    std::int64_t step = -1;  // lent for this step; -1: free
+    bool used = false;       // named by a chunk of that step
+    bool orphan = false;     // its writer is gone: destroy once free
+  };
+  void erase_if(const std::function<bool(const Entry&)>& doomed);
+
+  std::vector<Entry> entries_;
+  std::map<std::uint32_t, std::vector<std::uint64_t>> dropped_;  // by live writer rank
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace slipstream::server
