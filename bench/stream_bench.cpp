@@ -172,7 +172,7 @@ double stream_bandwidth(int rank, const std::string& socket, std::size_t rows,
             got += values.size();
           }
           if (got != count) throw std::runtime_error("reader: wrong share size");
-          next.step->release();
+          // Dropped, not released: next_step() gives it back in its own round trip.
         }
       });
       if (round > 0) seconds.push_back(s);
@@ -204,74 +204,95 @@ void compute(std::vector<double>& field, std::vector<double>& scratch, int sweep
   }
 }
 
-struct StepCost {
-  double without = 0;  // median writer step, no reader group
-  double with = 0;     // median writer step, a live reader group
-};
+// The writers' step cost with no reader group and with a live one; see step_cost().
+enum class Readers { kNone, kTake, kRead };
+constexpr Readers kReaderModes[] = {Readers::kNone, Readers::kTake, Readers::kRead};
 
-// The writers' step (compute + begin + put + end) with no reader group, then with a live group of
-// 2 readers (block policy) that loads and sums its share of every step. Medians over both writers.
-StepCost step_cost(int rank, const std::string& socket, const Settings& settings, int sweeps) {
+const char* mode_name(Readers mode) {
+  switch (mode) {
+    case Readers::kNone: return "no reader group";
+    case Readers::kTake: return "live group, takes its share (views, no read)";
+    case Readers::kRead: return "live group, reads every element";
+  }
+  return "?";
+}
+
+// One measurement of the writers' step (compute + begin + put + end) over `cost_steps` steps
+// with readers in `mode` (a group of 2, block policy: it sees every step). Returns this rank's
+// step times in ms (empty on reader ranks).
+std::vector<double> step_times(int rank, const std::string& socket, const Settings& settings,
+                               int sweeps, Readers mode, const std::string& name) {
   const std::size_t rows = (static_cast<std::size_t>(settings.cost_size_mib) << 20) /
                            (kColumns * sizeof(double));
   const std::size_t count = rows * kColumns;
   const std::vector<std::uint64_t> global{kWriters * rows, kColumns};
-  StepCost cost;
-  for (int live = 0; live < 2; ++live) {
-    const std::string name = live ? "bench.cost.live" : "bench.cost.alone";
-    std::vector<double> step_ms;
+  std::vector<double> step_ms;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank < kWriters) {
+    slipstream::StreamWriterOptions options;
+    options.expected_groups = mode == Readers::kNone ? 0 : 1;
+    slipstream::StreamWriter writer(client_options(socket), name, rank, kWriters, options);
+    MPI_Barrier(MPI_COMM_WORLD);  // the readers have joined (or there are none)
+    std::vector<double> field(count, 1.0), scratch(count, 0.0);
+    const std::vector<std::uint64_t> offset{rank * rows, 0}, extent{rows, kColumns};
+    for (int step = 0; step < settings.cost_steps; ++step) {
+      auto start = Clock::now();
+      compute(field, scratch, sweeps);
+      writer.begin_step(step);
+      writer.put_chunk<double>("meshes/E/x", global, offset, extent, field);
+      writer.end_step();
+      step_ms.push_back(seconds_since(start) * 1000);
+    }
+    writer.close();
+  } else if (mode != Readers::kNone) {
+    slipstream::StreamReaderOptions options;
+    options.strategy = "blocksofsourceranks";
+    slipstream::StreamReader reader(client_options(socket), name, "live", rank - kWriters,
+                                    kReaders, options);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank < kWriters) {
-      slipstream::StreamWriterOptions options;
-      options.expected_groups = live ? 1 : 0;
-      slipstream::StreamWriter writer(client_options(socket), name, rank, kWriters, options);
-      MPI_Barrier(MPI_COMM_WORLD);  // the readers have joined (or there are none)
-      std::vector<double> field(count, 1.0), scratch(count, 0.0);
-      const std::vector<std::uint64_t> offset{rank * rows, 0}, extent{rows, kColumns};
-      for (int step = 0; step < settings.cost_steps; ++step) {
-        auto start = Clock::now();
-        compute(field, scratch, sweeps);
-        writer.begin_step(step);
-        writer.put_chunk<double>("meshes/E/x", global, offset, extent, field);
-        writer.end_step();
-        step_ms.push_back(seconds_since(start) * 1000);
-      }
-      writer.close();
-    } else if (live) {
-      slipstream::StreamReaderOptions options;
-      options.strategy = "blocksofsourceranks";
-      slipstream::StreamReader reader(client_options(socket), name, "live", rank - kWriters,
-                                      kReaders, options);
-      MPI_Barrier(MPI_COMM_WORLD);
-      for (;;) {
-        slipstream::StreamNext next = reader.next_step();
-        if (next.kind != slipstream::StreamNext::Kind::kStep) break;
-        for (const auto& piece : next.step->load("meshes/E/x")) {
+    for (;;) {
+      slipstream::StreamNext next = reader.next_step();
+      if (next.kind != slipstream::StreamNext::Kind::kStep) break;
+      for (const auto& piece : next.step->load("meshes/E/x")) {
+        if (mode == Readers::kRead) {
           auto values = piece.as<double>();
           volatile double total = sum(values.data(), values.size());
           (void)total;
         }
-        next.step->release();
       }
-    } else {
-      MPI_Barrier(MPI_COMM_WORLD);
     }
-    // Gather both writers' step times on rank 0.
-    std::vector<double> all(static_cast<std::size_t>(settings.cost_steps) * kWriters);
-    std::vector<double> mine = rank < kWriters ? step_ms
-                                               : std::vector<double>(settings.cost_steps, 0.0);
-    std::vector<double> gathered(static_cast<std::size_t>(settings.cost_steps) * 4);
-    MPI_Gather(mine.data(), settings.cost_steps, MPI_DOUBLE, gathered.data(), settings.cost_steps,
-               MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    std::copy(gathered.begin(), gathered.begin() + static_cast<long>(all.size()), all.begin());
-    // The first steps warm up (page faults of fresh buffers): leave out the first 5 of each.
-    std::vector<double> kept;
-    for (int w = 0; w < kWriters; ++w) {
-      for (int s = 5; s < settings.cost_steps; ++s) kept.push_back(all[w * settings.cost_steps + s]);
-    }
-    (live ? cost.with : cost.without) = median(kept);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
   }
-  return cost;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return step_ms;
+}
+
+// Median writer step per reader mode, both writers' steps together, the first 5 steps of each
+// measurement left out (fresh buffers fault their pages in). The modes are interleaved, `rounds`
+// times, so that the machine's other load falls on all of them alike. Figures on rank 0.
+std::vector<double> step_cost(int rank, const std::string& socket, const Settings& settings,
+                              int sweeps) {
+  std::vector<std::vector<double>> kept(std::size(kReaderModes));
+  for (int round = 0; round < settings.rounds; ++round) {
+    for (std::size_t m = 0; m < std::size(kReaderModes); ++m) {
+      std::vector<double> mine =
+          step_times(rank, socket, settings, sweeps, kReaderModes[m],
+                     "bench.cost." + std::to_string(round) + "." + std::to_string(m));
+      mine.resize(static_cast<std::size_t>(settings.cost_steps), 0.0);  // readers: zeros
+      std::vector<double> gathered(mine.size() * (kWriters + kReaders));
+      MPI_Gather(mine.data(), settings.cost_steps, MPI_DOUBLE, gathered.data(),
+                 settings.cost_steps, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      for (int w = 0; w < kWriters; ++w) {
+        for (int st = 5; st < settings.cost_steps; ++st) {
+          kept[m].push_back(gathered[static_cast<std::size_t>(w * settings.cost_steps + st)]);
+        }
+      }
+    }
+  }
+  std::vector<double> out;
+  for (const auto& times : kept) out.push_back(median(times));
+  return out;
 }
 
 // Sweeps of compute() that take about `ms` on this rank.
@@ -341,17 +362,19 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
                                                     << 20) / (kColumns * sizeof(double)));
   }
   MPI_Bcast(&sweeps, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  StepCost cost = step_cost(rank, socket, settings, sweeps);
+  std::vector<double> cost = step_cost(rank, socket, settings, sweeps);
   if (rank == 0) {
-    std::printf("\nWriter step (compute ~%d ms: %d stencil sweeps over %d MiB, then begin + put +"
-                " end of the same %d MiB), median of both writers over %d steps:\n\n",
-                settings.compute_ms, sweeps, settings.cost_size_mib, settings.cost_size_mib,
-                settings.cost_steps - 5);
-    std::printf("| no reader group | a live group of %d readers | cost of the readers | load avg |\n"
-                "|---|---|---|---|\n", kReaders);
-    std::printf("| %s ms | %s ms | %+.1f%% | %.2f |\n", format_number(cost.without).c_str(),
-                format_number(cost.with).c_str(), 100.0 * (cost.with / cost.without - 1.0),
-                load_average());
+    std::printf("\nWriter step: compute (%d stencil sweeps over %d MiB, ~%d ms) then begin + put +"
+                " end of the same %d MiB; a group of %d readers, block policy; median of both"
+                " writers' steps over %d interleaved rounds of %d steps:\n\n",
+                sweeps, settings.cost_size_mib, settings.compute_ms, settings.cost_size_mib,
+                kReaders, settings.rounds, settings.cost_steps - 5);
+    std::printf("| readers | writer step | vs no reader group | load avg |\n|---|---|---|---|\n");
+    for (std::size_t m = 0; m < cost.size(); ++m) {
+      std::printf("| %s | %s ms | %+.1f%% | %.2f |\n", mode_name(kReaderModes[m]),
+                  format_number(cost[m]).c_str(), 100.0 * (cost[m] / cost[0] - 1.0),
+                  load_average());
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return 0;

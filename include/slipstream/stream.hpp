@@ -167,7 +167,10 @@ struct StreamPiece {
 
 class StreamReader;
 
-/// A step handed to this reader. Load what you need, then release() (or let it go out of scope).
+/// A step handed to this reader. Load what you need, then release() it, or just drop it: a step
+/// dropped unreleased is given back in the same round trip as the reader's next request
+/// (next_step() or leaving), which saves a round trip per step; release() gives it back at once
+/// (do that before long work on copies, so the writers need not wait).
 class SLIPSTREAM_API StreamStep {
  public:
   StreamStep(StreamStep&&) noexcept;

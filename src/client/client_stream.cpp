@@ -258,7 +258,8 @@ class StreamWriter::Impl {
     pending.arg_borrowed(data, bytes);
   }
 
-  // A chunk that goes through a shared-memory segment at end_step (copied there, then PUTSEG).
+  // A chunk that goes through a shared-memory segment lent at end_step (copied there, then
+  // PUTSEG): one put before a segment of its size was lent for the step.
   struct ShmChunk {
     std::string component;
     DType dtype;
@@ -266,64 +267,84 @@ class StreamWriter::Impl {
     const void* data;
     std::size_t bytes;
   };
+  // A segment lent for the open step, mapped writable.
+  struct Lent {
+    std::uint64_t id = 0;
+    std::shared_ptr<SegmentMapping> mapping;  // null: it could not be mapped
+    bool used = false;
+  };
 
-  // Asks for one segment per chunk in shm_chunks, copies each chunk into its segment and queues
-  // PUTSEG for it. A chunk whose segment cannot be had or mapped is queued as a plain PUT: the
-  // shared-memory path is a speed-up, never a new way to fail.
-  void queue_shm_chunks() {
-    const std::int64_t step = *open_step;
-    Request request;
-    request.command(4 + shm_chunks.size());
+  // SS.STREAM.SEGMENTS for `sizes` in the open step.
+  void add_segments_request(Request& request, std::int64_t step,
+                            std::span<const std::size_t> sizes) const {
+    request.command(4 + sizes.size());
     request.arg("SS.STREAM.SEGMENTS");
     request.arg(stream);
     request.arg(static_cast<std::int64_t>(rank));
     request.arg(step);
-    for (const ShmChunk& chunk : shm_chunks) request.arg(static_cast<std::int64_t>(chunk.bytes));
-    struct Lent {
-      std::uint64_t id = 0;
-      std::shared_ptr<SegmentMapping> mapping;
-    };
-    std::vector<Lent> lent;
-    try {
-      client.exchange(stream, request, [&](client::Connection& c) {
-        Reply reply = c.read_reply();
-        if (reply.is_error()) return;  // pool full, out of memory, ...: the socket it is
-        if (!reply.is_array() || reply.elements.size() != 2 ||
-            reply.elements[0].elements.size() != shm_chunks.size()) {
-          c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
-        }
-        for (std::size_t i = 0; i < shm_chunks.size(); ++i) {
-          const Reply& entry = reply.elements[0].elements[i];
-          if (entry.elements.size() != 2) c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
-          Lent one;
-          one.id = static_cast<std::uint64_t>(entry.elements[0].integer);
-          if (entry.elements[1].integer != 0) {
-            one.mapping = map_segment(c.take_fd(), shm_chunks[i].bytes, /*writable=*/true);
-            if (one.mapping) segments[one.id] = one.mapping;
-          } else if (auto known = segments.find(one.id); known != segments.end()) {
-            one.mapping = known->second;
-          }
-          lent.push_back(std::move(one));
-        }
-        for (const Reply& id : reply.elements[1].elements) {
-          segments.erase(static_cast<std::uint64_t>(id.integer));
-        }
-      });
-    } catch (const ServerError&) {
-      lent.clear();
+    for (std::size_t size : sizes) request.arg(static_cast<std::int64_t>(size));
+  }
+  // Reads a SEGMENTS reply into `lent`, mapping fresh segments (and forgetting dropped ones).
+  // An error reply (pool full, out of memory, the step not begun) lends nothing.
+  void read_segments(client::Connection& c, std::span<const std::size_t> sizes) {
+    Reply reply = c.read_reply();
+    if (reply.is_error()) return;
+    if (!reply.is_array() || reply.elements.size() != 2 ||
+        reply.elements[0].elements.size() != sizes.size()) {
+      c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
     }
-    for (std::size_t i = 0; i < shm_chunks.size(); ++i) {
-      const ShmChunk& chunk = shm_chunks[i];
-      if (i < lent.size() && lent[i].mapping && lent[i].mapping->size == chunk.bytes) {
-        std::memcpy(lent[i].mapping->address, chunk.data, chunk.bytes);
-        start(10, "SS.STREAM.PUTSEG", step);
-        pending.arg(keep(chunk.component));
-        pending.arg(dtype_name(chunk.dtype));
-        pending.arg(chunk.global);
-        pending.arg(chunk.offset);
-        pending.arg(chunk.extent);
-        pending.arg(static_cast<std::int64_t>(lent[i].id));
-      } else {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const Reply& entry = reply.elements[0].elements[i];
+      if (entry.elements.size() != 2) c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
+      Lent one;
+      one.id = static_cast<std::uint64_t>(entry.elements[0].integer);
+      if (entry.elements[1].integer != 0) {
+        one.mapping = map_segment(c.take_fd(), sizes[i], /*writable=*/true);
+        if (one.mapping) segments[one.id] = one.mapping;
+      } else if (auto known = segments.find(one.id); known != segments.end()) {
+        one.mapping = known->second;
+      }
+      if (one.mapping && one.mapping->size == sizes[i]) lent.push_back(std::move(one));
+    }
+    for (const Reply& id : reply.elements[1].elements) {
+      segments.erase(static_cast<std::uint64_t>(id.integer));
+    }
+  }
+  // Copies a chunk into an unused lent segment of its size and queues PUTSEG; false when there
+  // is none.
+  bool put_into_segment(std::string_view component, DType dtype, std::string_view global,
+                        std::string_view offset, std::string_view extent, const void* data,
+                        std::size_t bytes) {
+    auto free = std::find_if(lent.begin(), lent.end(), [&](const Lent& l) {
+      return !l.used && l.mapping->size == bytes;
+    });
+    if (free == lent.end()) return false;
+    std::memcpy(free->mapping->address, data, bytes);
+    free->used = true;
+    start(10, "SS.STREAM.PUTSEG", *open_step);
+    pending.arg(keep(std::string(component)));
+    pending.arg(dtype_name(dtype));
+    pending.arg(global);
+    pending.arg(offset);
+    pending.arg(extent);
+    pending.arg(static_cast<std::int64_t>(free->id));
+    return true;
+  }
+  // Asks for segments for the chunks put before any of their size was lent, copies them in and
+  // queues their PUTSEG. A chunk that gets no segment is queued as a plain PUT: the
+  // shared-memory path is a speed-up, never a new way to fail.
+  void queue_shm_chunks() {
+    std::vector<std::size_t> sizes;
+    for (const ShmChunk& chunk : shm_chunks) sizes.push_back(chunk.bytes);
+    Request request;
+    add_segments_request(request, *open_step, sizes);
+    try {
+      client.exchange(stream, request, [&](client::Connection& c) { read_segments(c, sizes); });
+    } catch (const ServerError&) {
+    }
+    for (const ShmChunk& chunk : shm_chunks) {
+      if (!put_into_segment(chunk.component, chunk.dtype, chunk.global, chunk.offset,
+                            chunk.extent, chunk.data, chunk.bytes)) {
         add_put(chunk.component, chunk.dtype, chunk.global, chunk.offset, chunk.extent,
                 chunk.data, chunk.bytes);
       }
@@ -342,6 +363,8 @@ class StreamWriter::Impl {
   std::vector<ShmChunk> shm_chunks;
   // The segments the server lent this writer, mapped writable, by id.
   std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> segments;
+  std::vector<Lent> lent;               // lent for the open step
+  std::vector<std::size_t> last_sizes;  // of the chunks the last step put through segments
   bool closed = false;
 };
 
@@ -385,12 +408,31 @@ void StreamWriter::begin_step(std::int64_t step) {
     throw InvalidArgumentError("begin_step: step " + std::to_string(*impl_->open_step) +
                                " is still open; end_step() first");
   }
-  const milliseconds timeout = impl_->options.begin_timeout;
+  Impl& w = *impl_;
+  const milliseconds timeout = w.options.begin_timeout;
   Request request;
-  request.command({"SS.STREAM.BEGIN", impl_->stream, std::to_string(impl_->rank),
-                   std::to_string(step), "TIMEOUT", std::to_string(timeout.count())});
-  Reply reply = impl_->client.call(impl_->stream, request, "SS.STREAM.BEGIN", wait_of(timeout));
+  request.command({"SS.STREAM.BEGIN", w.stream, std::to_string(w.rank), std::to_string(step),
+                   "TIMEOUT", std::to_string(timeout.count())});
+  // Segments for chunks of the sizes the last step put through shared memory, asked for in the
+  // same round trip (the server takes them once the step has its slot), so that put_chunk can
+  // copy straight into them.
+  const bool predict = w.client.shm_link().active() && !w.last_sizes.empty();
+  if (predict) w.add_segments_request(request, step, w.last_sizes);
+  w.lent.clear();
+  Reply reply = w.client.exchange(
+      w.stream, request,
+      [&](client::Connection& c) {
+        Reply begun = c.read_reply();
+        if (predict) w.read_segments(c, w.last_sizes);
+        return begun;
+      },
+      wait_of(timeout));
+  if (reply.is_error()) {
+    w.lent.clear();
+    client::throw_server_error(reply.string, "SS.STREAM.BEGIN");
+  }
   if (reply.is_nil()) {
+    w.lent.clear();
     throw TimeoutError("begin_step: no slot for step " + std::to_string(step) + " of stream '" +
                        impl_->stream + "' within " + std::to_string(timeout.count()) +
                        " ms (the queue is full of steps a blocking group has not released)");
@@ -422,8 +464,10 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   const std::string_view size = w.keep(stream::format_extent_list(extent));
   if (w.client.shm_link().active() && bytes > 0 &&
       bytes >= w.options.shared_memory_min_bytes) {
-    w.shm_chunks.push_back(
-        Impl::ShmChunk{std::string(component), dtype, global, at, size, data, bytes});
+    if (!w.put_into_segment(component, dtype, global, at, size, data, bytes)) {
+      w.shm_chunks.push_back(
+          Impl::ShmChunk{std::string(component), dtype, global, at, size, data, bytes});
+    }
     return;
   }
   w.add_put(std::string(component), dtype, global, at, size, data, bytes);
@@ -443,15 +487,18 @@ void StreamWriter::set_stream_attribute(std::string_view path, std::string_view 
 
 void StreamWriter::end_step() {
   if (!impl_->open_step) throw InvalidArgumentError("end_step: no step is open");
-  // The chunks first: the step is ended only once all of them are stored, so that it never
-  // becomes visible without one of them.
-  if (!impl_->shm_chunks.empty()) impl_->queue_shm_chunks();
-  impl_->flush("SS.STREAM.PUT");
-  Request request;
-  request.command({"SS.STREAM.END", impl_->stream, std::to_string(impl_->rank),
-                   std::to_string(*impl_->open_step)});
-  impl_->client.call(impl_->stream, request, "SS.STREAM.END");
-  impl_->open_step.reset();
+  // The chunks, the attributes and END in one round trip: the server refuses the END when any of
+  // them was refused, so the step never becomes visible without one of them.
+  Impl& w = *impl_;
+  if (!w.shm_chunks.empty()) w.queue_shm_chunks();
+  w.last_sizes.clear();
+  for (const Impl::Lent& l : w.lent) {
+    if (l.used) w.last_sizes.push_back(l.mapping->size);
+  }
+  w.start(4, "SS.STREAM.END", *w.open_step);
+  w.flush("end_step");
+  w.lent.clear();
+  w.open_step.reset();
 }
 
 void StreamWriter::close() {
@@ -584,13 +631,30 @@ StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
 
 StreamNext StreamReader::next_step() {
   ReaderState& s = *impl_->state;
-  if (s.held) s.release(*s.held);
   s.next_step_seen();
   const milliseconds timeout = s.options.next_timeout;
+  // A step still held is released in the same round trip as the request for the next.
+  const std::optional<std::int64_t> releasing = std::exchange(s.held, std::nullopt);
   Request request;
+  if (releasing) {
+    request.command({"SS.STREAM.RELEASE", s.stream, s.group, std::to_string(s.rank),
+                     std::to_string(*releasing)});
+  }
   request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
                    std::to_string(timeout.count())});
-  Reply reply = s.client.call(s.stream, request, "SS.STREAM.NEXT", wait_of(timeout));
+  Reply reply = s.client.exchange(
+      s.stream, request,
+      [&](client::Connection& c) {
+        std::optional<Reply> released;
+        if (releasing) released = c.read_reply();
+        Reply answer = c.read_reply();
+        if (released && released->is_error()) {
+          client::throw_server_error(released->string, "SS.STREAM.RELEASE");
+        }
+        return answer;
+      },
+      wait_of(timeout));
+  if (reply.is_error()) client::throw_server_error(reply.string, "SS.STREAM.NEXT");
   StreamNext next;
   if (reply.is_nil()) return next;  // kTimeout
   const std::string& kind = element(reply, 0, "kind").string;
@@ -663,14 +727,9 @@ StreamNext StreamReader::next_step() {
 StreamStep::StreamStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StreamStep::StreamStep(StreamStep&&) noexcept = default;
 StreamStep& StreamStep::operator=(StreamStep&&) noexcept = default;
-StreamStep::~StreamStep() {
-  if (!impl_) return;
-  try {
-    release();
-  } catch (const std::exception&) {
-    // Released when the reader asks for its next step or leaves.
-  }
-}
+// A step dropped without release() stays held until the reader's next request, which gives it
+// back in the same round trip (next_step pipelines RELEASE; LEAVE releases what it holds).
+StreamStep::~StreamStep() = default;
 
 std::int64_t StreamStep::number() const noexcept { return impl_->number; }
 const std::vector<std::uint32_t>& StreamStep::readers() const noexcept { return impl_->readers; }

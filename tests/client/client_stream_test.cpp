@@ -275,5 +275,48 @@ TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {
   EXPECT_THROW(writer.begin_step(2), ServerError);  // step numbers must increase
 }
 
+// end_step sends the chunks and END in one round trip: a chunk the server refuses fails the
+// step's END too, so no reader ever sees the step without it; the step stays open, and putting
+// the chunk again and ending the step delivers it whole. Over TCP and over shared memory.
+TEST(StreamClient, RefusedChunkKeepsTheStepOpenAndInvisible) {
+  ServerProcess& server = shared_server();
+  for (const std::string& address : {server.tcp_address(), server.unix_address()}) {
+    ClientOptions options;
+    options.address = address;
+    const std::string name = unique("stream");
+    StreamWriterOptions writer_options;
+    writer_options.shared_memory_min_bytes = 1;
+    StreamWriter writer(options, name, 0, 1, writer_options);
+    StreamReaderOptions reader_options;
+    reader_options.next_timeout = std::chrono::milliseconds(200);
+    StreamReader reader(options, name, "g", 0, 1, reader_options);
+    writer.begin_step(0);
+    const std::vector<std::uint64_t> global = {4}, inside = {0}, outside = {3}, extent = {2};
+    const std::vector<float> good = {1, 2}, bad = {7, 7};
+    writer.put_chunk<float>("meshes/rho", global, inside, extent, good);
+    writer.put_chunk<float>("meshes/rho", global, outside, extent, bad);  // past the end
+    try {
+      writer.end_step();
+      ADD_FAILURE() << "a chunk outside the global extent was accepted";
+    } catch (const ServerError& e) {
+      EXPECT_NE(std::string(e.what()).find("outside the global extent"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kTimeout) << address;  // not visible
+    const std::vector<std::uint64_t> rest = {2};
+    const std::vector<float> more = {3, 4};
+    writer.put_chunk<float>("meshes/rho", global, rest, extent, more);
+    writer.end_step();
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << address;
+    std::vector<float> seen(4, 0);
+    for (const StreamPiece& piece : next.step->load("meshes/rho")) {
+      auto values = piece.as<float>();
+      for (std::size_t i = 0; i < values.size(); ++i) seen[piece.piece.offset[0] + i] += values[i];
+    }
+    EXPECT_EQ(seen, (std::vector<float>{1, 2, 3, 4})) << address;
+  }
+}
+
 }  // namespace
 }  // namespace slipstream::testing

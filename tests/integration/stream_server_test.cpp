@@ -576,6 +576,9 @@ TEST_F(StreamTest, MisuseIsRefusedWithClearErrors) {
   EXPECT_NE(error(writer, {"SS.STREAM.ATTR", s, "0", "3", "/", "time", "int", "1", "2"})
                 .find("exactly 1 value"),
             std::string::npos);
+  // A refused chunk or attribute makes the next END of the step fail once (a client may
+  // pipeline END behind its puts); the step stays open and ends on the next try.
+  EXPECT_NE(error(writer, {"SS.STREAM.END", s, "0", "3"}).find("was refused"), std::string::npos);
   ok(writer, {"SS.STREAM.END", s, "0", "3"});
   EXPECT_NE(error(writer, {"SS.STREAM.BEGIN", s, "0", "2"}).find("must increase"),
             std::string::npos);
@@ -644,6 +647,7 @@ TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
                          std::string(400000, 'x')})
                   .is_ok());
   EXPECT_GE(used(), before + 400000);  // the chunk counts against --maxmemory
+  ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", "0"}).is_error());  // once: a put was refused
   ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", "0"}).is_ok());
   ASSERT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).elements.at(0).text, "step");
   ASSERT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", "0"}).is_ok());

@@ -254,8 +254,21 @@ void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_
 void Stream::end(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
   check_writer(rank, session);
   StepData& data = open_step(rank, step);
+  if (data.refused.erase(rank) > 0) {
+    throw StreamError("writer " + std::to_string(rank) + " cannot end " + step_text(step) +
+                      ": a chunk or attribute it sent for the step was refused (the step stays "
+                      "open; send it again, then end the step)");
+  }
   queue_->end(rank, step);
   data.ended.insert(rank);
+}
+
+void Stream::refuse(std::uint32_t rank, std::int64_t step) {
+  auto data = step_data_.find(step);
+  if (data != step_data_.end() && data->second.begun.count(rank) &&
+      !data->second.ended.count(rank)) {
+    data->second.refused.insert(rank);
+  }
 }
 
 void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {

@@ -143,7 +143,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                                std::vector<std::uint64_t>* dropped);
   /// Sets a stream-level (attribute.step == -1) or step attribute; last write wins.
   void set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session);
+  /// Ends the step for the writer; refused (once) after refuse() for it.
   void end(std::uint32_t rank, std::int64_t step, std::uint64_t session);
+  /// A chunk or attribute writer `rank` sent for `step` was refused: its next END of the step is
+  /// refused too, so that an END pipelined behind the puts never makes a step visible without
+  /// one of them. Nothing happens when the writer has no such open step.
+  void refuse(std::uint32_t rank, std::int64_t step);
   /// The writer is done: StepQueue::close_writer, and the rank is unbound.
   void close_writer(std::uint32_t rank, std::uint64_t session);
   /// The step timeout: aborts `step` if it is still held and incomplete.

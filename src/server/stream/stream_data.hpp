@@ -57,6 +57,7 @@ struct StepData {
   std::vector<StoredChunk> chunks;        ///< by chunk id, in put order
   std::vector<Attribute> attributes;      ///< in first-set order; a later set replaces the value
   std::set<std::uint32_t> begun, ended;   ///< writer ranks
+  std::set<std::uint32_t> refused;        ///< writers with a chunk or attribute refused (Stream::refuse)
   std::size_t bytes = 0;                  ///< sum of the chunks' sizes
 };
 

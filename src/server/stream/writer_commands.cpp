@@ -95,6 +95,22 @@ Outcome begin(CommandContext& c) {
   });
 }
 
+// Runs a writer's PUT, PUTSEG or ATTR for `step`; when it is refused, the writer's next END of the
+// step is refused too (Stream::refuse), so a client may pipeline END behind its puts.
+template <typename Body>
+void guard_step(CommandContext& c, std::uint32_t rank, std::int64_t step, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception&) {
+    try {
+      c.server.streams().with_existing(c.arg(1), writer_here(rank, c.session.id()),
+                                       [&](Stream& s) { s.refuse(rank, step); });
+    } catch (const std::exception&) {  // no such stream or writer here: no step to guard
+    }
+    throw;
+  }
+}
+
 // The chunk description shared by PUT and PUTSEG (arguments 4 to 8).
 PutRequest parse_put(const CommandContext& c) {
   PutRequest request;
@@ -118,11 +134,13 @@ Outcome put(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::int64_t step = parse_step(c.arg(3));
-    PutRequest request = parse_put(c);
-    request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
-    const std::uint64_t session = c.session.id();
-    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
-      s.put(rank, step, std::move(request), session, c.server.keyspace());
+    guard_step(c, rank, step, [&] {
+      PutRequest request = parse_put(c);
+      request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
+      const std::uint64_t session = c.session.id();
+      c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+        s.put(rank, step, std::move(request), session, c.server.keyspace());
+      });
     });
     c.reply.simple("OK");
     return Outcome::kDone;
@@ -135,13 +153,15 @@ Outcome put_segment(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::int64_t step = parse_step(c.arg(3));
-    PutRequest request = parse_put(c);
-    auto segment = parse_int(c.arg(9));
-    if (!segment || *segment <= 0) throw StreamError("segment id must be a positive integer");
-    request.segment = static_cast<std::uint64_t>(*segment);
-    const std::uint64_t session = c.session.id();
-    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
-      s.put(rank, step, std::move(request), session, c.server.keyspace());
+    guard_step(c, rank, step, [&] {
+      PutRequest request = parse_put(c);
+      auto segment = parse_int(c.arg(9));
+      if (!segment || *segment <= 0) throw StreamError("segment id must be a positive integer");
+      request.segment = static_cast<std::uint64_t>(*segment);
+      const std::uint64_t session = c.session.id();
+      c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+        s.put(rank, step, std::move(request), session, c.server.keyspace());
+      });
     });
     c.reply.simple("OK");
     return Outcome::kDone;
@@ -213,14 +233,16 @@ Outcome attr(CommandContext& c) {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     Attribute attribute;
     attribute.step = parse_step(c.arg(3), /*allow_stream_level=*/true);
-    attribute.path = std::string(c.arg(4));
-    if (attribute.path != "/") check_component_name(attribute.path);
-    attribute.name = std::string(c.arg(5));
-    if (attribute.name.empty()) throw StreamError("attribute name must not be empty");
-    parse_attribute_value(c.arg(6), std::span<const Buffer>(c.args).subspan(7), attribute);
-    const std::uint64_t session = c.session.id();
-    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
-      s.set_attribute(rank, std::move(attribute), session);
+    guard_step(c, rank, attribute.step, [&] {
+      attribute.path = std::string(c.arg(4));
+      if (attribute.path != "/") check_component_name(attribute.path);
+      attribute.name = std::string(c.arg(5));
+      if (attribute.name.empty()) throw StreamError("attribute name must not be empty");
+      parse_attribute_value(c.arg(6), std::span<const Buffer>(c.args).subspan(7), attribute);
+      const std::uint64_t session = c.session.id();
+      c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+        s.set_attribute(rank, std::move(attribute), session);
+      });
     });
     c.reply.simple("OK");
     return Outcome::kDone;
