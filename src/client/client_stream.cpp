@@ -89,9 +89,12 @@ AttributeValue parse_attribute(std::string_view type, const Reply& value) {
     if (type == "int") return value.is_integer() ? value.integer : to_int(value.string);
     if (type == "float") return std::stod(value.string);
     if (type == "strings") return values();
-    if (type == "ints") {
+    if (type == "ints") {  // the server sends the elements as integers
       std::vector<std::int64_t> out;
-      for (const auto& s : values()) out.push_back(to_int(s));
+      const std::vector<Reply> one = value.is_array() ? std::vector<Reply>{} : std::vector<Reply>{value};
+      for (const Reply& v : value.is_array() ? value.elements : one) {
+        out.push_back(v.is_integer() ? v.integer : to_int(v.string));
+      }
       return out;
     }
     if (type == "floats") {

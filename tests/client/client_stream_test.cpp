@@ -56,6 +56,8 @@ void write_stream(const ClientOptions& options, const std::string& name, std::ui
       writer.set_attribute("/", "time", 0.5 * step);
       writer.set_attribute("/", "dt", 0.5);
       writer.set_attribute("meshes/E", "axisLabels", std::vector<std::string>{"x", "y"});
+      writer.set_attribute("meshes/E", "gridIndexOffset",
+                           std::vector<std::int64_t>{-3, step, std::int64_t{1} << 40});
     }
     writer.end_step();
   }
@@ -92,6 +94,14 @@ void read_stream(const ClientOptions& options, const std::string& name, const st
       if (a.name == "time" && a.step == number) has_time = std::get<double>(a.value) == 0.5 * number;
     }
     if (!has_time) ++seen.wrong;
+    bool has_ints = false;  // an integer array comes back as one (the server sends integers)
+    for (const auto& a : step.attributes()) {
+      if (a.name == "gridIndexOffset" && a.path == "meshes/E") {
+        has_ints = std::get<std::vector<std::int64_t>>(a.value) ==
+                   std::vector<std::int64_t>{-3, number, std::int64_t{1} << 40};
+      }
+    }
+    if (!has_ints) ++seen.wrong;
     for (const StreamPiece& piece : step.load("meshes/E/x")) {
       if (piece.shared) ++seen.shared;
       const auto& p = piece.piece;

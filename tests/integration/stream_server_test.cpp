@@ -1,6 +1,10 @@
 // SS.STREAM.*: writers and reader groups against a real server. Readers compute their share of
 // each step with ChunkStrategy from the NEXT reply, as a real reader would, and every byte is
 // checked. No sleeps synchronise anything: tests wait on replies (or poll INFO in a bounded loop).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -652,6 +656,109 @@ TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
   ASSERT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).elements.at(0).text, "step");
   ASSERT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", "0"}).is_ok());
   EXPECT_LT(used(), before + 400000);  // freed with the step
+}
+
+
+// ---- Shared-memory segments --------------------------------------------------------------------
+
+class StreamShmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new ServerProcess({"--threads", "2"}); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static RawClient attached() {
+    RawClient c = RawClient::unix_socket(server_->unix_socket());
+    EXPECT_TRUE(c.call({"SS.SHM.ATTACH"}).is_ok());
+    return c;
+  }
+  static ServerProcess* server_;
+};
+ServerProcess* StreamShmTest::server_ = nullptr;
+
+// A writer gets a segment, maps it writable and fills it; once named in PUTSEG, nobody else can
+// write it: a reader handed its descriptor cannot map it writable, write it, resize it, or reopen
+// it writable; another writer rank cannot name it; and the reader sees exactly what was written.
+TEST_F(StreamShmTest, SegmentsAreWritableOnlyByTheirWriter) {
+  const std::string s = "s:segments";
+  RawClient writer = attached();
+  RawClient other = attached();
+  RawClient reader = attached();
+  ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "2", "node0", "EXPECT-GROUPS", "1"}).is_ok());
+  ASSERT_TRUE(other.call({"SS.STREAM.WRITE", s, "1", "2", "node0", "EXPECT-GROUPS", "1"}).is_ok());
+  ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "STRATEGY", "blocks"})
+                  .is_ok());
+  constexpr std::size_t kBytes = 64 * 1024;
+  ASSERT_TRUE(writer.call({"SS.STREAM.BEGIN", s, "0", "0"}).is_ok());
+  ASSERT_TRUE(other.call({"SS.STREAM.BEGIN", s, "1", "0"}).is_ok());
+  RespReply lent = writer.call({"SS.STREAM.SEGMENTS", s, "0", "0", std::to_string(kBytes)});
+  ASSERT_EQ(lent.kind, RespReply::Kind::kArray) << lent.str();
+  const std::string id = std::to_string(lent.elements.at(0).elements.at(0).elements.at(0).integer);
+  EXPECT_EQ(lent.elements[0].elements[0].elements.at(1).integer, 1);  // fresh: a descriptor came
+  const int writer_fd = writer.take_fd();
+  ASSERT_GE(writer_fd, 0);
+  void* mapped = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, writer_fd, 0);
+  ASSERT_NE(mapped, MAP_FAILED) << std::strerror(errno);
+  std::memset(mapped, 0x5a, kBytes);
+  EXPECT_NE(::ftruncate(writer_fd, kBytes / 2), 0);  // the size is sealed from the start
+  ::close(writer_fd);
+  // Rank 1 cannot use rank 0's segment, nor can a segment hold a chunk of another size.
+  RespReply stolen = other.call({"SS.STREAM.PUTSEG", s, "1", "0", "meshes/rho", "UINT8",
+                                 std::to_string(2 * kBytes), "0", std::to_string(kBytes), id});
+  EXPECT_NE(stolen.text.find("was not lent to writer 1"), std::string::npos) << stolen.str();
+  RespReply wrong = writer.call({"SS.STREAM.PUTSEG", s, "0", "0", "meshes/rho", "UINT8",
+                                 std::to_string(2 * kBytes), "0", "10", id});
+  EXPECT_NE(wrong.text.find("the chunk's extent needs 10"), std::string::npos) << wrong.str();
+  ASSERT_TRUE(writer
+                  .call({"SS.STREAM.PUTSEG", s, "0", "0", "meshes/rho", "UINT8",
+                         std::to_string(2 * kBytes), "0", std::to_string(kBytes), id})
+                  .is_ok());
+  // The refused PUTSEG above refuses END once.
+  EXPECT_TRUE(writer.call({"SS.STREAM.END", s, "0", "0"}).is_error());
+  ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", "0"}).is_ok());
+  ASSERT_TRUE(other.call({"SS.STREAM.PUT", s, "1", "0", "meshes/rho", "UINT8",
+                          std::to_string(2 * kBytes), std::to_string(kBytes),
+                          std::to_string(kBytes), std::string(kBytes, 'b')})
+                  .is_ok());
+  EXPECT_TRUE(other.call({"SS.STREAM.END", s, "1", "0"}).is_error());  // its PUTSEG was refused
+  ASSERT_TRUE(other.call({"SS.STREAM.END", s, "1", "0"}).is_ok());
+
+  RespReply next = reader.call({"SS.STREAM.NEXT", s, "g", "0"});
+  ASSERT_EQ(next.elements.at(0).text, "step") << next.str();
+  RespReply view = reader.call({"SS.STREAM.VIEW", s, "g", "0", "0", "0", "1"});
+  ASSERT_EQ(view.elements.size(), 2u) << view.str();
+  ASSERT_EQ(view.elements[0].kind, RespReply::Kind::kArray);  // in a segment: a descriptor
+  EXPECT_EQ(view.elements[0].elements.at(1).integer, static_cast<long long>(kBytes));
+  EXPECT_EQ(view.elements[1].text, std::string(kBytes, 'b'));  // on the heap: bytes
+  const int reader_fd = reader.take_fd();
+  ASSERT_GE(reader_fd, 0);
+  EXPECT_EQ(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, reader_fd, 0), MAP_FAILED);
+  EXPECT_LT(::pwrite(reader_fd, "x", 1, 0), 0);
+  EXPECT_NE(::ftruncate(reader_fd, 0), 0);
+  const std::string reopened_path = "/proc/self/fd/" + std::to_string(reader_fd);
+  const int reopened = ::open(reopened_path.c_str(), O_RDWR);
+  if (reopened >= 0) {
+    EXPECT_EQ(::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, reopened, 0),
+              MAP_FAILED);
+    ::close(reopened);
+  }
+  void* seen = ::mmap(nullptr, kBytes, PROT_READ, MAP_SHARED, reader_fd, 0);
+  ASSERT_NE(seen, MAP_FAILED);
+  EXPECT_EQ(::mprotect(seen, kBytes, PROT_READ | PROT_WRITE), -1);
+  EXPECT_EQ(std::memcmp(seen, mapped, kBytes), 0);
+  EXPECT_EQ(static_cast<const unsigned char*>(seen)[kBytes - 1], 0x5a);
+  ::munmap(seen, kBytes);
+  ::close(reader_fd);
+  ::munmap(mapped, kBytes);
+  // Over TCP there is no descriptor to pass: VIEW and SEGMENTS say so, GET copies the bytes.
+  RawClient tcp = RawClient::tcp(server_->port());
+  EXPECT_NE(tcp.call({"SS.STREAM.SEGMENTS", s, "0", "1", "10"}).text.find("SS.SHM.ATTACH"),
+            std::string::npos);
+  RespReply got = reader.call({"SS.STREAM.GET", s, "g", "0", "0", "0"});
+  ASSERT_EQ(got.elements.size(), 1u);
+  EXPECT_EQ(got.elements[0].text, std::string(kBytes, '\x5a'));
+  ASSERT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", "0"}).is_ok());
 }
 
 }  // namespace

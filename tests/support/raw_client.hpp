@@ -81,10 +81,9 @@ class RawClient {
     return RawClient(fd);
   }
 
-  RawClient(RawClient&& other) noexcept : fd_(std::exchange(other.fd_, -1)), buf_(std::move(other.buf_)) {}
-  ~RawClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  RawClient(RawClient&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), buf_(std::move(other.buf_)), fds_(std::move(other.fds_)) {}
+  ~RawClient() { close(); }
 
   /// Encodes args as a RESP multibulk request.
   static std::string encode(const std::vector<std::string>& args) {
@@ -166,8 +165,17 @@ class RawClient {
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    for (int passed : fds_) ::close(passed);
+    fds_.clear();
   }
   int fd() const { return fd_; }
+  /// The next descriptor the server passed (in the order received), or -1; the caller owns it.
+  int take_fd() {
+    if (fds_.empty()) return -1;
+    int passed = fds_.front();
+    fds_.erase(fds_.begin());
+    return passed;
+  }
 
  private:
   explicit RawClient(int fd) : fd_(fd) {}
@@ -176,8 +184,25 @@ class RawClient {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, timeout_ms) <= 0) throw std::runtime_error("timed out waiting for reply");
     char tmp[65536];
-    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    // recvmsg, so that descriptors passed with the bytes (SCM_RIGHTS, Unix sockets) are kept.
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 64)];
+    iovec io{tmp, sizeof tmp};
+    msghdr message{};
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
     if (n <= 0) throw std::runtime_error("connection closed by server");
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t i = 0; i < count; ++i) {
+        int passed;
+        std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof passed);
+        fds_.push_back(passed);
+      }
+    }
     buf_.append(tmp, static_cast<std::size_t>(n));
   }
   std::string read_line(int timeout_ms) {
@@ -200,6 +225,7 @@ class RawClient {
 
   int fd_ = -1;
   std::string buf_;
+  std::vector<int> fds_;  // passed descriptors not yet taken
 };
 
 }  // namespace slipstream::testing
