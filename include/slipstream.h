@@ -670,6 +670,319 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_reply_element(const slipstream_r
                                                               size_t index,
                                                               const slipstream_reply_t** element);
 
+/* ---- Streams --------------------------------------------------------------------------------- */
+/* N writer ranks (a simulation) publish openPMD-shaped steps; groups of M readers each take a
+ * share of every step's chunks (docs/streams.md: data model, strategies, queue policies, faults).
+ * These functions wrap the C++ slipstream::StreamWriter and slipstream::StreamReader; the
+ * conventions at the top of this header hold, with these additions:
+ *
+ * Connections: every writer and reader handle opens its own connection from a
+ *   slipstream_client_options_t (NULL: all defaults, the address from SLIPSTREAM_ADDRESS, then
+ *   SSDB); the server binds the rank to it, so a writer whose process dies is a writer failure
+ *   and a reader whose process dies leaves its group.
+ * Extents: global extents, offsets and extents are int64_t arrays of `ndims` entries in row-major
+ *   (C) order: the last dimension varies fastest in the chunk's bytes. Offsets count from 0;
+ *   extents are >= 0. A column-major (Fortran) array a(n1, ..., nk) is the row-major array of
+ *   extent {nk, ..., n1} with the same bytes: give its dimensions reversed, and no copy is made
+ *   (the Fortran module does this for its users). Unlike tensors, chunks are never transposed.
+ * Deferred writes: slipstream_stream_put_chunk and slipstream_stream_set_attribute_* send nothing;
+ *   slipstream_stream_end_step sends the whole step in one round trip. A chunk's `data` is
+ *   borrowed until slipstream_stream_end_step returns (keep it alive and unchanged until then);
+ *   names, extents and attribute values are copied during the call.
+ * Attribute levels: SLIPSTREAM_STEP_ATTRIBUTE sets or reads an attribute of the step begun (or
+ *   held); SLIPSTREAM_STREAM_ATTRIBUTE one of the whole stream. `path` is "/" for the step or
+ *   stream itself, else a record or component path ("meshes/E", "meshes/E/x").
+ * Thread-safety: a writer, a reader and the steps it hands out are used by one thread at a time
+ *   (a step shares its reader's connection). Different handles may be used by different threads.
+ * Blocking: begin_step waits while the queue is full (begin_timeout_ms bounds it); next_step
+ *   waits for a step (next_timeout_ms bounds it); the other calls that talk to the server wait
+ *   for its reply. */
+
+/** A writer rank of a stream (slipstream::StreamWriter). */
+typedef struct slipstream_stream_writer slipstream_stream_writer_t;
+/** A reader of a reader group (slipstream::StreamReader). */
+typedef struct slipstream_stream_reader slipstream_stream_reader_t;
+/** A step handed to a reader, with the pieces it has loaded (slipstream::StreamStep). */
+typedef struct slipstream_stream_step slipstream_stream_step_t;
+
+/** The level of an attribute; see "Attribute levels" above. */
+enum slipstream_attribute_level { SLIPSTREAM_STEP_ATTRIBUTE = 0, SLIPSTREAM_STREAM_ATTRIBUTE = 1 };
+/** An attribute level: one of the values above (an integer, as slipstream_dtype_t). */
+typedef int32_t slipstream_attribute_level_t;
+
+/** Types of attribute values; the values match the alternatives of slipstream::AttributeValue. */
+enum slipstream_attribute_type {
+  SLIPSTREAM_ATTRIBUTE_STRING = 0,
+  SLIPSTREAM_ATTRIBUTE_INT64 = 1,
+  SLIPSTREAM_ATTRIBUTE_DOUBLE = 2,
+  SLIPSTREAM_ATTRIBUTE_STRINGS = 3, /**< an array of strings */
+  SLIPSTREAM_ATTRIBUTE_INT64S = 4,  /**< an array of int64_t */
+  SLIPSTREAM_ATTRIBUTE_DOUBLES = 5  /**< an array of double */
+};
+typedef int32_t slipstream_attribute_type_t;
+
+/** Reader group policies (docs/streams.md, "Queue limit and policies"). */
+enum slipstream_stream_policy {
+  SLIPSTREAM_STREAM_BLOCK = 0,  /**< the group sees every step; writers wait for it */
+  SLIPSTREAM_STREAM_DISCARD = 1 /**< writers never wait; steps it falls behind on are skipped */
+};
+/** Where a group that joins after steps exist starts. */
+enum slipstream_stream_start {
+  SLIPSTREAM_STREAM_OLDEST = 0, /**< at the oldest step still held */
+  SLIPSTREAM_STREAM_NEWEST = 1  /**< at the next step a writer begins */
+};
+
+/** What slipstream_stream_next_step found. */
+enum slipstream_stream_next_kind {
+  SLIPSTREAM_STREAM_STEP = 0,    /**< a step: *step is a new step handle */
+  SLIPSTREAM_STREAM_SKIPPED = 1, /**< a step was skipped for this reader (see the reason) */
+  SLIPSTREAM_STREAM_END = 2,     /**< every writer has closed and every step has been read */
+  SLIPSTREAM_STREAM_TIMEOUT = 3  /**< next_timeout_ms passed with no step */
+};
+typedef int32_t slipstream_stream_next_kind_t;
+
+/** How a writer attaches to a stream; initialise with slipstream_stream_writer_options_init.
+ *  Every writer of a stream must give the same queue limit, expected groups, failure mode and
+ *  step timeout. */
+typedef struct slipstream_stream_writer_options {
+  /** Steps held at once (reserved at begin_step, so 1 means one step in memory). Default 2. */
+  int64_t queue_limit;
+  /** Groups the writers wait for before complete steps no group wants may be dropped. Default 0. */
+  int64_t expected_groups;
+  /** Non-zero: a writer that dies or times out ends the stream; 0 (default): the others go on. */
+  int end_on_writer_failure;
+  /** A step not ended by every writer within this many ms is aborted; 0 (default): no limit. */
+  int64_t step_timeout_ms;
+  /** Longest wait of begin_step for a slot, in ms; 0 (default) waits as long as it takes. */
+  int64_t begin_timeout_ms;
+  /** This writer's host, for the readers' hostname_ strategies. NULL or empty: this machine's. */
+  const char* hostname;
+  size_t hostname_length;
+} slipstream_stream_writer_options_t;
+
+/** Sets every field of `options` to its default (see the fields). */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_writer_options_init(slipstream_stream_writer_options_t* options);
+
+/** Connects and attaches as writer `rank` of `writers` (rank < writers) to `stream`, creating the
+ *  stream if this is the first writer or reader; stores a new handle in *writer (destroy it with
+ *  slipstream_stream_writer_destroy). `options` NULL: the defaults. Fails with INVALID_ARGUMENT
+ *  (empty stream name, rank out of range, negative option), the connection errors of
+ *  slipstream_client_create, or SERVER_ERROR when the stream exists with other options or the
+ *  rank is taken. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_writer_create(
+    const slipstream_client_options_t* client_options, const char* stream, size_t stream_length,
+    uint32_t rank, uint32_t writers, const slipstream_stream_writer_options_t* options,
+    slipstream_stream_writer_t** writer);
+/** Closes the stream for this writer if slipstream_stream_writer_close was not called (errors
+ *  are not reported: call close first to see them), disconnects, frees *writer and sets it to
+ *  NULL. NULL or *writer == NULL is a no-op. Always returns SLIPSTREAM_OK. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_writer_destroy(slipstream_stream_writer_t** writer);
+
+/** Begins `step` (numbers increase per writer; every writer of a step gives the same number).
+ *  Blocks while the queue is full of steps a blocking group has not released; TIMEOUT_ERROR
+ *  after begin_timeout_ms. INVALID_ARGUMENT if a step is open or the writer has closed;
+ *  SERVER_ERROR if the number does not increase. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_begin_step(slipstream_stream_writer_t* writer, int64_t step);
+/** Adds a chunk of `component` (an openPMD path such as "meshes/E/x") to the step begun: the box
+ *  at `offset` with `extent` elements per dimension, within the component's `global_extent`, all
+ *  three of `ndims` (>= 1) entries in row-major order (see "Extents"). `data` holds the chunk's
+ *  product(extent) elements of `dtype`, row-major, `bytes` bytes; it is BORROWED until
+ *  slipstream_stream_end_step returns. INVALID_ARGUMENT if no step is open, ndims is 0, an
+ *  extent or offset is negative, or `bytes` is not product(extent) * dtype size. The server
+ *  checks the box against the global extent when the step ends. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_put_chunk(
+    slipstream_stream_writer_t* writer, const char* component, size_t component_length,
+    slipstream_dtype_t dtype, size_t ndims, const int64_t* global_extent, const int64_t* offset,
+    const int64_t* extent, const void* data, size_t bytes);
+
+/** slipstream_stream_put_chunk, but `data` is copied (the copy is kept until end_step): the
+ *  buffer may be reused as soon as this returns. For temporary buffers; the borrowing form saves
+ *  the copy. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_put_chunk_copy(
+    slipstream_stream_writer_t* writer, const char* component, size_t component_length,
+    slipstream_dtype_t dtype, size_t ndims, const int64_t* global_extent, const int64_t* offset,
+    const int64_t* extent, const void* data, size_t bytes);
+
+/** Sets an attribute at `level` (see "Attribute levels"): a step attribute needs a step begun
+ *  (else INVALID_ARGUMENT); a stream attribute is sent with the next end_step, or at once when
+ *  no step is open. The value is copied. Arrays need at least one value (else INVALID_ARGUMENT);
+ *  a list of strings is given as in "Strings" above. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_string(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const char* value,
+    size_t value_length);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_int64(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, int64_t value);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_double(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, double value);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_strings(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const char* const* values,
+    const size_t* value_lengths, size_t count);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_int64s(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const int64_t* values, size_t count);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_doubles(
+    slipstream_stream_writer_t* writer, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const double* values, size_t count);
+
+/** Sends the step's chunks and attributes in one round trip and ends the step for this writer;
+ *  the chunks' buffers are free again when it returns (on success or failure). The step becomes
+ *  visible to readers when every writer has ended it. Returns the first error the server
+ *  reported for the step (a chunk outside the global extent, OUT_OF_MEMORY, ...);
+ *  INVALID_ARGUMENT if no step is open. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_end_step(slipstream_stream_writer_t* writer);
+/** This writer is done. Once every writer has closed, readers get SLIPSTREAM_STREAM_END after
+ *  the queued steps. Closing twice is a no-op. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_writer_close(slipstream_stream_writer_t* writer);
+
+/** How a reader joins a group; initialise with slipstream_stream_reader_options_init. Every
+ *  reader of a group must give the same policy, start and strategy. */
+typedef struct slipstream_stream_reader_options {
+  /** SLIPSTREAM_STREAM_BLOCK (default) or SLIPSTREAM_STREAM_DISCARD. */
+  int32_t policy;
+  /** SLIPSTREAM_STREAM_OLDEST (default) or SLIPSTREAM_STREAM_NEWEST. */
+  int32_t start;
+  /** The chunk distribution strategy (docs/streams.md), case-insensitive. NULL or empty: the
+   *  default, "hostname_binpacking_slicedataset". */
+  const char* strategy;
+  size_t strategy_length;
+  /** The dimension (row-major numbering, from 0) along which slicedataset and binpacking cut.
+   *  Default 0. */
+  int64_t split_dimension;
+  /** Non-zero: give every reader that got nothing a share of another's (see the docs). */
+  int no_empty_readers;
+  /** Longest wait of next_step, in ms; 0 (default) waits as long as it takes. */
+  int64_t next_timeout_ms;
+  /** This reader's host. NULL or empty: this machine's hostname. */
+  const char* hostname;
+  size_t hostname_length;
+} slipstream_stream_reader_options_t;
+
+/** Sets every field of `options` to its default (see the fields). */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_reader_options_init(slipstream_stream_reader_options_t* options);
+
+/** Connects and joins `group` of `size` readers as `rank` (rank < size) on `stream` (created,
+ *  waiting for its writers, if none has attached yet); stores a new handle in *reader (destroy
+ *  it with slipstream_stream_reader_destroy). `options` NULL: the defaults. INVALID_ARGUMENT for
+ *  an empty name, a rank out of range, an unknown policy, start or strategy; SERVER_ERROR if the
+ *  group exists with other settings or the rank is taken; connection errors as
+ *  slipstream_client_create. A group is handed steps once all its readers have joined. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_reader_create(
+    const slipstream_client_options_t* client_options, const char* stream, size_t stream_length,
+    const char* group, size_t group_length, uint32_t rank, uint32_t size,
+    const slipstream_stream_reader_options_t* options, slipstream_stream_reader_t** reader);
+/** Leaves the group (a step still held is given back, not reread), disconnects, frees *reader
+ *  and sets it to NULL. Step handles it gave out stay valid (their loaded pieces too) but can no
+ *  longer load. NULL or *reader == NULL is a no-op. Always returns SLIPSTREAM_OK. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_reader_destroy(slipstream_stream_reader_t** reader);
+
+/** Waits for this reader's next step, first releasing the step it holds, if any (that step's
+ *  handle stays valid, with the pieces it loaded, but can no longer load). Sets *kind; for
+ *  SLIPSTREAM_STREAM_STEP stores a new handle in *step (destroy it with
+ *  slipstream_stream_step_destroy) and its number in *step_number; for SLIPSTREAM_STREAM_SKIPPED
+ *  sets *step_number to the skipped step (the reason: slipstream_stream_reader_skip_reason);
+ *  otherwise *step_number is -1. *step is NULL unless a step was handed out. `step_number` may
+ *  be NULL. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_next_step(slipstream_stream_reader_t* reader, slipstream_stream_next_kind_t* kind,
+                            int64_t* step_number, slipstream_stream_step_t** step);
+/** Why the last step reported as SLIPSTREAM_STREAM_SKIPPED was skipped (borrowed: valid until the
+ *  next call of slipstream_stream_next_step on this reader or its destruction); "" if none. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_reader_skip_reason(
+    const slipstream_stream_reader_t* reader, const char** reason, size_t* length);
+
+/** Frees the step, its loaded pieces and *step, and sets *step to NULL. A step still held is
+ *  given back no later than the reader's next request (next_step, or leaving when the reader is
+ *  destroyed), errors unreported; slipstream_stream_step_release gives it back at once and
+ *  reports them. NULL or *step == NULL is a no-op. Always returns SLIPSTREAM_OK. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_step_destroy(slipstream_stream_step_t** step);
+/** Done with the step: the writers may reuse its slot once every reader has released it. What
+ *  the handle holds (components, attributes, loaded pieces) stays readable until it is destroyed;
+ *  loading more is an INVALID_ARGUMENT. Releasing twice is a no-op. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_release(slipstream_stream_step_t* step);
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_step_number(const slipstream_stream_step_t* step, int64_t* number);
+/** The readers of the group for this step (survivors only, if some left) and this reader's index
+ *  among them, which is its rank for the strategy. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_readers(
+    const slipstream_stream_step_t* step, size_t* reader_count, size_t* index);
+
+/** The step's record components, numbered 0..count-1 in the writers' order. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_step_component_count(const slipstream_stream_step_t* step, size_t* count);
+/** The number of the component called `name`; KEY_NOT_FOUND if the step has none. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_find_component(
+    const slipstream_stream_step_t* step, const char* name, size_t name_length, size_t* component);
+/** Component `component`'s name (borrowed: valid while the step handle lives), dtype, number of
+ *  dimensions and global extent (borrowed, row-major, `ndims` entries), and the number of pieces
+ *  this reader's share has (0 is possible). Any output pointer may be NULL. INVALID_ARGUMENT if
+ *  `component` is out of range. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_component(
+    const slipstream_stream_step_t* step, size_t component, const char** name, size_t* name_length,
+    slipstream_dtype_t* dtype, size_t* ndims, const int64_t** global_extent, size_t* piece_count);
+/** Piece `piece` of this reader's share of `component`: its offset and extent (borrowed,
+ *  row-major, ndims entries each) and the writer rank it comes from. Needs no load. Any output
+ *  pointer may be NULL. */
+SLIPSTREAM_C_API slipstream_status_t
+slipstream_stream_step_piece(const slipstream_stream_step_t* step, size_t component, size_t piece,
+                             const int64_t** offset, const int64_t** extent, uint32_t* source_rank);
+/** Fetches the bytes of all this reader's pieces of `component` in one round trip and keeps them
+ *  in the step handle; a component loaded before is not fetched again. INVALID_ARGUMENT once the
+ *  step is released (or its reader destroyed) and it was not loaded before. Optional: the first
+ *  slipstream_stream_step_piece_data of a component loads it. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_load(slipstream_stream_step_t* step,
+                                                                 size_t component);
+/** The bytes of piece `piece` of `component` (loading the component first if needed): its
+ *  product(extent) elements of the component's dtype, row-major, `*bytes` bytes (borrowed: valid
+ *  while the step handle lives, even after release). *data is NULL for an empty piece. `dtype`
+ *  must be the component's dtype and, if `expected_ndims` > 0, it must be the component's number
+ *  of dimensions (INVALID_ARGUMENT naming both otherwise), so that the bytes are read as what
+ *  they are. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_piece_data(
+    slipstream_stream_step_t* step, size_t component, size_t piece, slipstream_dtype_t dtype,
+    size_t expected_ndims, const void** data, size_t* bytes);
+
+/** Attributes of the step (SLIPSTREAM_STEP_ATTRIBUTE) or the stream (SLIPSTREAM_STREAM_ATTRIBUTE)
+ *  as the reader received them with the step, looked up by `path` and `name`. KEY_NOT_FOUND if
+ *  there is no such attribute; WRONG_TYPE (naming the type it has) if the getter does not match
+ *  its type. _info gives the type and the number of values (1 for a scalar); either output may
+ *  be NULL. Strings and arrays are borrowed: valid while the step handle lives. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_info(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, slipstream_attribute_type_t* type,
+    size_t* count);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_string(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const char** value, size_t* length);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_int64(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, int64_t* value);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_double(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, double* value);
+/** Element `index` of a string array (INVALID_ARGUMENT if out of range). */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_strings_element(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, size_t index, const char** value,
+    size_t* length);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_int64s(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const int64_t** values,
+    size_t* count);
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_step_attribute_doubles(
+    const slipstream_stream_step_t* step, slipstream_attribute_level_t level, const char* path,
+    size_t path_length, const char* name, size_t name_length, const double** values, size_t* count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

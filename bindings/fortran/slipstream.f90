@@ -1,5 +1,6 @@
 ! The Fortran module `slipstream`: client_type (tensors, datasets, lists, models, scripts, waits,
-! key prefixes, server info) and dataset_type over the C API, with slipstream_last_error().
+! key prefixes, server info), dataset_type and the stream types (slipstream_streams.f90) over the C
+! API, with slipstream_last_error().
 !
 ! Conventions:
 ! - Every procedure is an integer function returning a status code: SLIPSTREAM_OK (0) on success,
@@ -17,10 +18,17 @@ module slipstream
   use slipstream_c_api
   use slipstream_interop
   use slipstream_datasets, only: dataset_type
+  use slipstream_streams
   implicit none
   private
 
   public :: client_type, dataset_type, model_info_type, slipstream_last_error
+  ! Streams (slipstream_streams.f90).
+  public :: stream_writer_type, stream_reader_type, stream_step_type
+  public :: SLIPSTREAM_STREAM_STEP, SLIPSTREAM_STREAM_SKIPPED, SLIPSTREAM_STREAM_END, &
+            SLIPSTREAM_STREAM_TIMEOUT
+  public :: SLIPSTREAM_ATTRIBUTE_STRING, SLIPSTREAM_ATTRIBUTE_INT64, SLIPSTREAM_ATTRIBUTE_DOUBLE, &
+            SLIPSTREAM_ATTRIBUTE_STRINGS, SLIPSTREAM_ATTRIBUTE_INT64S, SLIPSTREAM_ATTRIBUTE_DOUBLES
   public :: SLIPSTREAM_OK, SLIPSTREAM_CONNECTION_ERROR, SLIPSTREAM_TIMEOUT_ERROR, &
             SLIPSTREAM_PROTOCOL_ERROR, SLIPSTREAM_SERVER_ERROR, SLIPSTREAM_KEY_NOT_FOUND, &
             SLIPSTREAM_WRONG_TYPE, SLIPSTREAM_INVALID_ARGUMENT, SLIPSTREAM_BUFFER_TOO_SMALL, &

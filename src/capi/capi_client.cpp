@@ -18,27 +18,7 @@ slipstream_status_t create_client(const slipstream_client_options_t* options,
                                   slipstream_client_t** client) {
   return guarded([&] {
     if (client == nullptr) throw slipstream::InvalidArgumentError("client output pointer is NULL");
-    slipstream::ClientOptions cpp;
-    if (options != nullptr) {
-      cpp.address = string_arg(options->address, options->address_length, "address");
-      if (options->password != nullptr) {
-        cpp.password = string_arg(options->password, options->password_length, "password");
-      }
-      if (options->connect_timeout_ms > 0) {
-        cpp.connect_timeout = std::chrono::milliseconds(options->connect_timeout_ms);
-      }
-      if (options->command_timeout_ms >= 0) {
-        cpp.command_timeout = std::chrono::milliseconds(options->command_timeout_ms);
-      }
-      if (options->key_prefix_out != nullptr) {
-        cpp.key_prefix_out =
-            string_arg(options->key_prefix_out, options->key_prefix_out_length, "key_prefix_out");
-      }
-      if (options->key_prefixes_in != nullptr) {
-        cpp.key_prefixes_in = string_arg(options->key_prefixes_in, options->key_prefixes_in_length,
-                                         "key_prefixes_in");
-      }
-    }
+    slipstream::ClientOptions cpp = client_options_arg(options);
     auto handle = std::make_unique<slipstream_client>(slipstream::Client(std::move(cpp)));
     *client = handle.release();
   });

@@ -1,6 +1,7 @@
 // The C API's error state (last message per thread), argument conversions, and the helpers that
 // do not touch a client (status names, dtype sizes, slipstream_free).
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -59,6 +60,30 @@ std::string_view string_arg(const char* data, std::size_t length, const char* wh
                                std::to_string(length));
   }
   return {data, length};
+}
+
+slipstream::ClientOptions client_options_arg(const slipstream_client_options_t* options) {
+  slipstream::ClientOptions cpp;
+  if (options == nullptr) return cpp;
+  cpp.address = string_arg(options->address, options->address_length, "address");
+  if (options->password != nullptr) {
+    cpp.password = string_arg(options->password, options->password_length, "password");
+  }
+  if (options->connect_timeout_ms > 0) {
+    cpp.connect_timeout = std::chrono::milliseconds(options->connect_timeout_ms);
+  }
+  if (options->command_timeout_ms >= 0) {
+    cpp.command_timeout = std::chrono::milliseconds(options->command_timeout_ms);
+  }
+  if (options->key_prefix_out != nullptr) {
+    cpp.key_prefix_out =
+        string_arg(options->key_prefix_out, options->key_prefix_out_length, "key_prefix_out");
+  }
+  if (options->key_prefixes_in != nullptr) {
+    cpp.key_prefixes_in =
+        string_arg(options->key_prefixes_in, options->key_prefixes_in_length, "key_prefixes_in");
+  }
+  return cpp;
 }
 
 std::optional<std::string> optional_string_arg(const char* data, std::size_t length) {

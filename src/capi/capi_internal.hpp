@@ -66,6 +66,8 @@ slipstream_status_t guarded(Body&& body) noexcept {
 std::string_view string_arg(const char* data, std::size_t length, const char* what);
 /// An optional string: nullopt when `data` is NULL.
 std::optional<std::string> optional_string_arg(const char* data, std::size_t length);
+/// The C++ options for a C options struct (NULL: the defaults), strings checked by string_arg.
+slipstream::ClientOptions client_options_arg(const slipstream_client_options_t* options);
 /// `count` strings (lengths NULL: all NUL-terminated).
 std::vector<std::string> string_list_arg(const char* const* data, const std::size_t* lengths,
                                          std::size_t count, const char* what);

@@ -9,6 +9,10 @@ get_tensor hands the received bytes to numpy without copying them.
     client.put_tensor("field", np.arange(12, dtype=np.float32).reshape(4, 3))
     field = client.get_tensor("field")
 
+Streams: StreamWriter publishes a simulation's steps as openPMD-shaped chunks (numpy arrays or
+torch tensors); StreamReader, one of a group, takes its share of every step, its pieces viewed by
+numpy without a copy (docs/streams.md).
+
 Every error is a slipstream.SlipstreamError subclass carrying the server's message; every network
 call releases the GIL.
 """
@@ -29,6 +33,13 @@ from slipstream._slipstream import (
     ProtocolError,
     ServerError,
     SlipstreamError,
+    StreamChunk,
+    StreamComponent,
+    StreamPiece,
+    StreamReader,
+    StreamSkipped,
+    StreamStep,
+    StreamWriter,
     TimeoutError,
     WrongTypeError,
     __version__,
@@ -51,6 +62,13 @@ __all__ = [
     "ProtocolError",
     "ServerError",
     "SlipstreamError",
+    "StreamChunk",
+    "StreamComponent",
+    "StreamPiece",
+    "StreamReader",
+    "StreamSkipped",
+    "StreamStep",
+    "StreamWriter",
     "TimeoutError",
     "WrongTypeError",
     "__version__",

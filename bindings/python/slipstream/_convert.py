@@ -6,6 +6,7 @@ recognised when the caller already has torch objects (which means torch is impor
 
 import io
 import sys
+import warnings
 
 import numpy as np
 
@@ -48,6 +49,20 @@ def to_numpy(value):
         except (TypeError, BufferError, RuntimeError):
             pass  # e.g. a device numpy cannot read: fall back to the array protocols
     return np.asarray(value)
+
+
+def torch_view(array):
+    """A torch tensor sharing the memory of a numpy array (torch.from_numpy), for StreamPiece.
+
+    The arrays of stream pieces are read-only views; torch has no read-only tensors and warns
+    about that on every such array, so the warning is silenced here and the caller documents
+    that the tensor must not be written.
+    """
+    import torch  # asked for explicitly: importing it here is the caller's choice
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(array)
 
 
 def model_bytes(model):

@@ -5,12 +5,16 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slipstream/client.hpp"
 #include "slipstream/reply.hpp"
 #include "slipstream/tensor_data.hpp"
 
@@ -23,6 +27,9 @@ void bind_tensor(py::module_& module);      // tensor.cpp: DType and dtype helpe
 void bind_dataset(py::module_& module);     // dataset.cpp: Dataset
 void bind_model_info(py::module_& module);  // model_info.cpp: ModelInfo
 void bind_client(py::module_& module);      // client.cpp: Client
+// stream_writer.cpp: StreamWriter; stream_reader.cpp: StreamReader and the steps it hands out.
+void bind_stream_writer(py::module_& module);
+void bind_stream_reader(py::module_& module);
 
 /// A caller's value readied for a put, built with the GIL held. `array` is a numpy array of a
 /// supported dtype in native byte order that is C- or Fortran-contiguous: a numpy array is used as
@@ -66,5 +73,31 @@ py::object reply_to_python(const Reply& reply);
 /// Text for Python from bytes that should be UTF-8 (server messages may quote binary keys):
 /// invalid sequences become U+FFFD instead of raising.
 py::str lossy_str(std::string_view text);
+
+// ---- Streams (stream_writer.cpp, stream_reader.cpp) -------------------------------------------
+
+/// The connection settings of a stream writer or reader: the address and timeouts that
+/// slipstream.Client takes (an empty address: SLIPSTREAM_ADDRESS, then SSDB).
+ClientOptions stream_client_options(const std::optional<std::string>& address,
+                                    std::optional<std::string> password,
+                                    std::int64_t connect_timeout_ms,
+                                    std::int64_t command_timeout_ms);
+
+/// A rank or count argument as uint32; throws InvalidArgumentError naming `what` when out of range.
+std::uint32_t stream_rank_argument(std::int64_t value, std::string_view what);
+/// A timeout in milliseconds (0: no limit); throws InvalidArgumentError when negative.
+std::chrono::milliseconds stream_duration_argument(std::int64_t value, std::string_view what);
+
+/// Runs `call()` with the GIL released and `mutex` held, taken in that order: a thread waiting for
+/// the mutex while holding the GIL would stop every Python thread for as long as the holder's call
+/// waits (a next_step can wait for minutes). `call` must not touch Python objects. A stream writer
+/// or reader is meant for one thread at a time; the mutex turns calls from several threads into
+/// calls that take turns instead of a data race.
+template <typename Call>
+auto locked_without_gil(std::mutex& mutex, Call&& call) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(mutex);
+  return call();
+}
 
 }  // namespace slipstream::python

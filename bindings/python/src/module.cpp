@@ -14,5 +14,7 @@ PYBIND11_MODULE(_slipstream, module) {
   python::bind_dataset(module);
   python::bind_model_info(module);
   python::bind_client(module);
+  python::bind_stream_writer(module);
+  python::bind_stream_reader(module);
   module.attr("__version__") = SLIPSTREAM_VERSION;
 }

@@ -1,0 +1,597 @@
+"""Streams from Python: StreamWriter ranks and StreamReader groups in threads of one process,
+against the session's real server. Every thread is a daemon joined with a timeout, so a deadlock
+fails the test instead of hanging it."""
+
+import gc
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import slipstream
+
+GLOBAL = (8, 6)  # meshes/E/x: writer r puts rows 4r..4r+3 as two chunks of 2 rows
+PARTICLES = 10   # particles/e/id: writer 0 puts ids 0..5, writer 1 ids 6..9
+STEPS = 3
+WAIT = 20.0      # seconds any thread may take before the test fails
+
+
+def field(step):
+    rows, columns = np.indices(GLOBAL)
+    return 1000.0 * step + 10.0 * rows + columns
+
+
+def ids(step):
+    return (100 * step + np.arange(PARTICLES)).astype(np.int32)
+
+
+def run_threads(*targets):
+    """Runs each callable in a daemon thread; raises the first error, fails on a thread still
+    running after WAIT seconds."""
+    errors = []
+
+    def guarded(target):
+        try:
+            target()
+        except BaseException as error:  # reported in the calling thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in targets]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + WAIT
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "a stream thread is stuck"
+    if errors:
+        raise errors[0]
+
+
+def write_steps(address, stream, rank, writers=2, steps=STEPS, **options):
+    with slipstream.StreamWriter(stream, rank, writers, address=address, **options) as writer:
+        for step in range(steps):
+            writer.begin_step(step)
+            whole = field(step)
+            for first in (4 * rank, 4 * rank + 2):
+                writer.put_chunk("meshes/E/x", whole[first:first + 2], GLOBAL, (first, 0))
+            begin, end = (0, 6) if rank == 0 else (6, PARTICLES)
+            writer.put_chunk("particles/e/id", ids(step)[begin:end], (PARTICLES,), (begin,))
+            writer.end_step()
+
+
+def stream_info(client, stream):
+    """SS.STREAM.INFO as a dict; `groups` maps each group's name to its own dict."""
+    def pairs(flat):
+        return {flat[i].decode() if isinstance(flat[i], bytes) else flat[i]: flat[i + 1]
+                for i in range(0, len(flat), 2)}
+
+    info = pairs(client.command(["SS.STREAM.INFO", stream]))
+    groups = {}
+    for group in info.pop("groups"):
+        fields = pairs(group)
+        groups[fields["name"].decode()] = fields
+    info["groups"] = groups
+    return info
+
+
+@pytest.mark.parametrize("strategy", ["slicedataset", "binpacking", "roundrobin", "blocks",
+                                      "hostname_binpacking_slicedataset"])
+def test_two_writers_two_readers_every_element(server, key, strategy):
+    stream = key("s")
+    seen = {}  # (reader rank, step) -> {component: (coverage, values)}
+
+    def read(rank):
+        with slipstream.StreamReader(stream, "g", rank, 2, address=server.unix_address,
+                                     strategy=strategy, next_timeout_ms=10000) as reader:
+            for step in reader:
+                with step:
+                    components = step.components
+                    assert list(components) == ["meshes/E/x", "particles/e/id"]
+                    mesh = components["meshes/E/x"]
+                    assert mesh.dtype == np.float64 and mesh.global_extent == GLOBAL
+                    # Table order is the order the writers' steps arrived in.
+                    assert sorted((c.offset, c.extent, c.source_rank) for c in mesh.chunks) == [
+                        ((2 * i, 0), (2, 6), i // 2) for i in range(4)]
+                    got = {}
+                    for name, expected in (("meshes/E/x", field(step.number)),
+                                           ("particles/e/id", ids(step.number))):
+                        coverage = np.zeros(expected.shape, dtype=np.int32)
+                        pieces = step.load(name)
+                        assert [p.chunk for p in pieces] == components[name].mine
+                        for piece in pieces:
+                            box = piece.slices
+                            assert box == tuple(slice(o, o + e)
+                                                for o, e in zip(piece.offset, piece.extent))
+                            assert piece.array.dtype == expected.dtype
+                            assert piece.array.shape == piece.extent
+                            np.testing.assert_array_equal(piece.array, expected[box])
+                            coverage[box] += 1
+                        got[name] = coverage
+                    seen[(rank, step.number)] = got
+
+    run_threads(lambda: read(0), lambda: read(1),
+                lambda: write_steps(server.unix_address, stream, 0),
+                lambda: write_steps(server.unix_address, stream, 1))
+    for step in range(STEPS):
+        for name in ("meshes/E/x", "particles/e/id"):
+            total = seen[(0, step)][name] + seen[(1, step)][name]
+            assert (total == 1).all(), f"step {step} {name}: every element exactly once"
+
+
+def test_loaded_arrays_are_views_that_outlive_the_step_and_the_reader(server, key):
+    stream = key("s")
+    loaded = []
+
+    def read():
+        reader = slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                         next_timeout_ms=10000)
+        step = reader.next_step()
+        pieces = step.load("meshes/E/x")  # rows 0-1 and 2-3: two chunks of writer 0
+        assert [p.offset for p in pieces] == [(0, 0), (2, 0)]
+        loaded.append(pieces[0])
+        step.release()
+        reader.close()
+        del step, reader
+
+    run_threads(read, lambda: write_steps(server.unix_address, stream, 0, writers=1, steps=1))
+    piece = loaded[0]
+    array = piece.array
+    # A view: numpy does not own the memory; the base is the capsule that keeps the received
+    # chunk alive, and nothing can write through it.
+    assert not array.flags.owndata
+    assert type(array.base).__name__ == "PyCapsule"
+    assert "slipstream.StreamPiece.bytes" in repr(array.base)
+    assert not array.flags.writeable
+    with pytest.raises(ValueError):
+        array[0, 0] = 1.0
+    del loaded[:], piece
+    gc.collect()
+    junk = [np.full(GLOBAL, -1.0) for _ in range(100)]  # would reuse freed memory
+    np.testing.assert_array_equal(array, field(0)[0:2])
+    del junk
+
+
+def test_torch_view_shares_memory(server, key):
+    stream = key("s")
+    pieces = []
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            with reader.next_step() as step:
+                pieces.extend(step.load("particles/e/id"))
+
+    run_threads(read, lambda: write_steps(server.unix_address, stream, 0, writers=1, steps=1))
+    (piece,) = pieces
+    tensor = piece.torch()
+    assert isinstance(tensor, torch.Tensor) and tensor.dtype == torch.int32
+    assert tensor.data_ptr() == piece.array.ctypes.data
+    assert tensor.tolist() == ids(0)[0:6].tolist()
+
+
+def test_writer_keeps_c_contiguous_arrays_without_copy_until_end_step(server, key):
+    stream = key("s")
+    refcounts = []
+    received = []
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+            writer.begin_step(0)
+            data = np.arange(12, dtype=np.int64).reshape(3, 4)
+            before = sys.getrefcount(data)
+            writer.put_chunk("meshes/rho", data, (3, 4), (0, 0))
+            refcounts.append(sys.getrefcount(data) - before)  # kept: one more reference
+            # A temporary with no other reference must survive until end_step too.
+            writer.put_chunk("meshes/phi", np.full(5, 7.5), (5,), (0,))
+            gc.collect()
+            writer.end_step()
+            refcounts.append(sys.getrefcount(data) - before)  # let go
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            for step in reader:
+                received.append({name: step.load(name)[0].array for name in step.components})
+
+    run_threads(read, write)
+    assert refcounts == [1, 0]
+    np.testing.assert_array_equal(received[0]["meshes/rho"], np.arange(12).reshape(3, 4))
+    np.testing.assert_array_equal(received[0]["meshes/phi"], np.full(5, 7.5))
+
+
+def test_non_contiguous_inputs_are_copied_into_c_order(server, key):
+    stream = key("s")
+    base = np.arange(48, dtype=np.float32).reshape(6, 8)
+    inputs = {
+        "meshes/strided": base[:, ::2],                         # a view with steps
+        "meshes/fortran": np.asfortranarray(base[:4, :4]),      # column-major
+        "meshes/transposed": torch.from_numpy(base[:3, :5].copy()).t(),  # torch, not contiguous
+        "meshes/swapped": base[:2].astype(">f4"),               # big-endian
+    }
+    received = {}
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+            writer.begin_step(0)
+            for name, value in inputs.items():
+                writer.put_chunk(name, value, tuple(value.shape), (0,) * value.ndim)
+            writer.end_step()
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            with reader.next_step() as step:
+                for name in step.components:
+                    (piece,) = step.load(name)
+                    received[name] = piece.array
+
+    run_threads(read, write)
+    for name, value in inputs.items():
+        expected = value.numpy() if isinstance(value, torch.Tensor) else value
+        assert received[name].dtype == np.float32
+        np.testing.assert_array_equal(received[name], expected, err_msg=name)
+
+
+def test_attributes_round_trip(server, key):
+    stream = key("s")
+    seen = []
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+            writer.set_stream_attribute("/", "software", "slipstream-test")
+            writer.set_stream_attribute("/", "openPMDextension", 0)
+            for step in range(2):
+                writer.begin_step(10 * step)
+                writer.put_chunk("meshes/E/x", np.zeros((2, 3)), (2, 3), (0, 0))
+                writer.set_attribute("/", "time", 0.25 * step)
+                writer.set_attribute("/", "dt", 0.25)
+                writer.set_attribute("meshes/E", "axisLabels", ["y", "x"])
+                writer.set_attribute("meshes/E", "gridSpacing", np.array([0.5, 0.125]))
+                writer.set_attribute("meshes/E", "gridGlobalOffset", [0, 2.5])  # mixed: floats
+                writer.set_attribute("meshes/E/x", "unitSI", 1.5e9)
+                writer.set_attribute("meshes/E/x", "cells", np.int32(6))
+                writer.set_attribute("meshes/E/x", "big", 2**62)
+                writer.end_step()
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            for step in reader:
+                seen.append((step.number, step.attributes, step.stream_attributes))
+
+    run_threads(read, write)
+    assert [number for number, _, _ in seen] == [0, 10]
+    number, attributes, stream_attributes = seen[1]
+    assert stream_attributes == {"/": {"software": "slipstream-test", "openPMDextension": 0}}
+    assert attributes == {
+        "/": {"time": 0.25, "dt": 0.25},
+        "meshes/E": {"axisLabels": ["y", "x"], "gridSpacing": [0.5, 0.125],
+                     "gridGlobalOffset": [0.0, 2.5]},
+        "meshes/E/x": {"unitSI": 1.5e9, "cells": 6, "big": 2**62},
+    }
+    assert isinstance(attributes["meshes/E"]["gridGlobalOffset"][0], float)
+    assert isinstance(attributes["meshes/E/x"]["cells"], int)
+
+
+def test_integer_array_attributes_round_trip(server, key):
+    stream = key("s")
+    seen = []
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+            writer.begin_step(0)
+            writer.put_chunk("meshes/E/x", np.zeros(2), (2,), (0,))
+            writer.set_attribute("meshes/E", "unitDimension", (1, 1, -3, -1, 0, 0, 0))
+            writer.set_attribute("meshes/E", "shape", np.array([2, 3], dtype=np.uint16))
+            writer.end_step()
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            for step in reader:
+                seen.append(step.attributes)
+
+    run_threads(read, write)
+    assert seen == [{"meshes/E": {"unitDimension": [1, 1, -3, -1, 0, 0, 0], "shape": [2, 3]}}]
+
+
+def test_end_of_stream_ends_the_iteration(server, key):
+    stream = key("s")
+    numbers = []
+    after = []
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            numbers.extend(step.number for step in reader)
+            after.append(reader.next_step())  # still the end
+            after.append(reader.skipped)
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+            for step in (3, 7, 8):  # increasing, not consecutive
+                writer.begin_step(step)
+                writer.put_chunk("particles/e/id", np.arange(4), (4,), (0,))
+                writer.end_step()
+
+    run_threads(read, write)
+    assert numbers == [3, 7, 8]
+    assert after == [None, 0]
+
+
+def test_discard_group_misses_steps_and_the_server_counts_them(server, key, client):
+    stream = key("s")
+    steps = 20
+    numbers = []
+    joined = threading.Event()
+    info = {}
+
+    def read():
+        with slipstream.StreamReader(stream, "slow", address=server.unix_address,
+                                     policy="discard", next_timeout_ms=10000) as reader:
+            joined.set()
+            for step in reader:
+                numbers.append(step.number)
+                time.sleep(0.1)  # holding the step: the writer goes on without this group
+            info.update(stream_info(client, stream))  # before leaving: the stream still exists
+            assert reader.skipped == 0  # discarded steps are not aborted steps
+
+    def write():
+        assert joined.wait(WAIT)
+        with slipstream.StreamWriter(stream, address=server.unix_address,
+                                     queue_limit=2) as writer:
+            for step in range(steps):
+                writer.begin_step(step)  # never waits for the discarding group
+                writer.put_chunk("particles/e/id", np.full(3, step), (3,), (0,))
+                writer.end_step()
+
+    run_threads(read, write)
+    discarded = info["groups"]["slow"]["discarded"]
+    assert 0 < len(numbers) < steps
+    assert numbers == sorted(numbers) and numbers[-1] == steps - 1
+    assert len(numbers) + discarded == steps
+
+
+def test_aborted_step_is_skipped_by_the_iteration_and_counted(server, key):
+    """Writer 1 closes with step 0 open: step 0 is aborted, the stream goes on with writer 0."""
+    stream = key("s")
+    numbers = []
+    outcome = {}
+    joined = threading.Event()
+    zero_ended = threading.Event()
+    one_closed = threading.Event()
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            joined.set()
+            numbers.extend(step.number for step in reader)
+            outcome["skipped"] = reader.skipped
+            outcome["skipped_steps"] = [(s.step, s.reason) for s in reader.skipped_steps]
+
+    def writer_zero():
+        assert joined.wait(WAIT)
+        with slipstream.StreamWriter(stream, 0, 2, address=server.unix_address) as writer:
+            for step in (0, 1):
+                writer.begin_step(step)
+                writer.put_chunk("particles/e/id", np.arange(3), (3,), (0,))
+                writer.end_step()
+                if step == 0:
+                    zero_ended.set()
+                    assert one_closed.wait(WAIT)
+
+    def writer_one():
+        assert joined.wait(WAIT)
+        with slipstream.StreamWriter(stream, 1, 2, address=server.unix_address) as writer:
+            writer.begin_step(0)
+            assert zero_ended.wait(WAIT)
+        one_closed.set()  # closed with step 0 open
+
+    run_threads(read, writer_zero, writer_one)
+    assert numbers == [1]
+    assert outcome["skipped"] == 1
+    ((step, reason),) = outcome["skipped_steps"]
+    assert step == 0 and "writer 1" in reason
+
+
+def count_python_work(seconds):
+    """Pure-Python work that only progresses while this thread holds the GIL."""
+    count = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        count += 1
+    return count
+
+
+def test_reader_waiting_in_next_step_lets_a_writer_thread_run(server, key):
+    """The GIL is released while a reader waits for a step (openPMD-api's Python readers
+    deadlocked holding it): a reader thread blocks first, then a writer thread of the same
+    process must be able to write every step. With queue_limit 1 the writer also waits in
+    begin_step for the reader's release, so both directions are exercised."""
+    stream = key("s")
+    steps = 5
+    numbers = []
+    waiting = threading.Event()
+    outcome = {}
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            waiting.set()
+            first = reader.next_step()  # blocks: no writer yet
+            numbers.append(first.number)
+            numbers.extend(step.number for step in reader)
+        outcome["done"] = True
+
+    reader_thread = threading.Thread(target=read, daemon=True)
+    reader_thread.start()
+    assert waiting.wait(WAIT)
+    time.sleep(0.3)  # the reader is now inside next_step
+    assert reader_thread.is_alive() and numbers == [], (
+        "next_step came back before any writer ran: it held the GIL until its timeout")
+    # If next_step held the GIL, this thread would not run until the reader timed out.
+    assert count_python_work(0.2) > 1000
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address,
+                                     queue_limit=1, begin_timeout_ms=10000) as writer:
+            for step in range(steps):
+                writer.begin_step(step)
+                writer.put_chunk("meshes/rho", np.full(4, float(step)), (4,), (0,))
+                writer.end_step()
+
+    run_threads(write)
+    reader_thread.join(WAIT)
+    assert not reader_thread.is_alive(), "the reader is stuck"
+    assert outcome == {"done": True}  # else the reader raised: pytest shows it as a warning
+    assert numbers == list(range(steps))
+
+
+# ---- Bad input ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def open_writer(server, key):
+    """A writer with step 0 begun (nothing is ever ended: the stream is dropped with it)."""
+    with slipstream.StreamWriter(key("s"), address=server.unix_address) as writer:
+        writer.begin_step(0)
+        yield writer
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64, np.uint32])
+def test_put_chunk_rejects_unsupported_dtypes(open_writer, dtype):
+    with pytest.raises(TypeError, match=np.dtype(dtype).name):
+        open_writer.put_chunk("meshes/E/x", np.zeros(4, dtype=dtype), (4,), (0,))
+
+
+def test_put_chunk_rejects_chunks_outside_the_global_extent(open_writer):
+    chunk = np.zeros((2, 4))
+    with pytest.raises(slipstream.InvalidArgumentError, match="along dimension 0") as error:
+        open_writer.put_chunk("meshes/E/x", chunk, (8, 4), (7, 0))
+    assert isinstance(error.value, ValueError)
+    with pytest.raises(slipstream.InvalidArgumentError, match="along dimension 1"):
+        open_writer.put_chunk("meshes/E/x", chunk, (8, 4), (0, 1))
+    with pytest.raises(slipstream.InvalidArgumentError, match="one per dimension"):
+        open_writer.put_chunk("meshes/E/x", chunk, (8, 4), (0,))
+    with pytest.raises(slipstream.InvalidArgumentError, match="shape is the chunk's extent"):
+        open_writer.put_chunk("meshes/E/x", chunk.ravel(), (8, 4), (0, 0))
+    with pytest.raises(slipstream.InvalidArgumentError, match="integers >= 0"):
+        open_writer.put_chunk("meshes/E/x", chunk, (8, 4), (-1, 0))
+    with pytest.raises(TypeError, match="integers"):
+        open_writer.put_chunk("meshes/E/x", chunk, (8.0, 4), (0, 0))
+
+
+def test_put_chunk_component_keeps_its_dtype_and_extent_within_a_step(open_writer):
+    open_writer.put_chunk("meshes/E/x", np.zeros(2), (4,), (0,))
+    with pytest.raises(slipstream.InvalidArgumentError, match="DOUBLE chunks of it; the array is"):
+        open_writer.put_chunk("meshes/E/x", np.zeros(2, dtype=np.float32), (4,), (2,))
+    with pytest.raises(slipstream.InvalidArgumentError, match="global_extent"):
+        open_writer.put_chunk("meshes/E/x", np.zeros(2), (6,), (2,))
+    open_writer.put_chunk("meshes/E/x", np.zeros(2), (4,), (2,))  # still fine
+
+
+def test_set_attribute_rejects_values_without_an_attribute_type(open_writer):
+    with pytest.raises(TypeError, match="bool"):
+        open_writer.set_attribute("/", "flag", True)
+    with pytest.raises(TypeError, match="dict"):
+        open_writer.set_attribute("/", "meta", {"a": 1})
+    with pytest.raises(TypeError, match="only str, only int"):
+        open_writer.set_attribute("/", "mixed", [1, "a"])
+    with pytest.raises(slipstream.InvalidArgumentError, match="empty"):
+        open_writer.set_attribute("/", "none", [])
+    with pytest.raises(ValueError, match="64-bit"):
+        open_writer.set_attribute("/", "huge", 2**70)
+
+
+def test_writer_misuse_raises(server, key):
+    with pytest.raises(slipstream.InvalidArgumentError, match="out of range"):
+        slipstream.StreamWriter(key("s"), 2, 2, address=server.unix_address)
+    with pytest.raises(slipstream.InvalidArgumentError, match="out of range"):
+        slipstream.StreamWriter(key("s"), -1, 2, address=server.unix_address)
+    with pytest.raises(slipstream.InvalidArgumentError, match="queue_limit"):
+        slipstream.StreamWriter(key("s"), queue_limit=0, address=server.unix_address)
+    writer = slipstream.StreamWriter(key("s"), address=server.unix_address)
+    with pytest.raises(slipstream.InvalidArgumentError, match="no step is open"):
+        writer.put_chunk("meshes/E/x", np.zeros(2), (2,), (0,))
+    writer.begin_step(0)
+    with pytest.raises(slipstream.InvalidArgumentError, match="still open"):
+        writer.begin_step(1)
+    writer.close()
+    assert writer.closed
+    writer.close()  # twice: nothing
+    with pytest.raises(slipstream.ConnectionError, match="closed"):
+        writer.begin_step(1)
+
+
+def test_reader_misuse_raises(server, key):
+    address = server.unix_address
+    with pytest.raises(slipstream.InvalidArgumentError, match='"block" or "discard"'):
+        slipstream.StreamReader(key("s"), "g", policy="drop", address=address)
+    with pytest.raises(slipstream.InvalidArgumentError, match='"oldest" or "newest"'):
+        slipstream.StreamReader(key("s"), "g", start="latest", address=address)
+    with pytest.raises(slipstream.InvalidArgumentError, match="roundrobin"):
+        slipstream.StreamReader(key("s"), "g", strategy="nonsense", address=address)
+    with pytest.raises(slipstream.InvalidArgumentError, match="out of range"):
+        slipstream.StreamReader(key("s"), "g", 3, 2, address=address)
+
+    stream = key("t")
+    outcome = {}
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=address,
+                                     next_timeout_ms=10000) as reader:
+            step = reader.next_step()
+            with pytest.raises(slipstream.InvalidArgumentError, match="no component 'meshes/B'"):
+                step.load("meshes/B")
+            step.release()
+            step.release()  # twice: nothing
+            with pytest.raises(slipstream.InvalidArgumentError, match="released"):
+                step.load("particles/e/id")
+            reader.close()
+            with pytest.raises(slipstream.ConnectionError, match="closed"):
+                reader.next_step()
+            outcome["ok"] = True
+
+    run_threads(read, lambda: write_steps(address, stream, 0, writers=1, steps=1))
+    assert outcome == {"ok": True}
+
+
+def test_next_step_times_out(server, key):
+    with slipstream.StreamReader(key("s"), "g", address=server.unix_address,
+                                 next_timeout_ms=200) as reader:
+        started = time.monotonic()
+        with pytest.raises(slipstream.TimeoutError, match="next_timeout_ms"):
+            reader.next_step()
+        assert time.monotonic() - started >= 0.15
+
+
+def test_large_chunks_on_both_transports(address, key):
+    """Chunks of 512 KiB: over a Unix socket the writer may pass them through shared memory, which
+    readers then view in place (`shared`); over TCP they are received. Values are the same."""
+    stream = key("s")
+    rows = 1024
+    whole = np.arange(rows * 64, dtype=np.float64).reshape(rows, 64)
+    seen = []
+
+    def write():
+        with slipstream.StreamWriter(stream, address=address) as writer:
+            writer.begin_step(0)
+            writer.put_chunk("meshes/B/z", whole, whole.shape, (0, 0))
+            writer.end_step()
+
+    def read(rank):
+        with slipstream.StreamReader(stream, "g", rank, 2, address=address, strategy="slicedataset",
+                                     next_timeout_ms=10000) as reader:
+            with reader.next_step() as step:
+                (piece,) = step.load("meshes/B/z")
+                assert piece.offset == (rank * rows // 2, 0)
+                np.testing.assert_array_equal(piece.array, whole[rank * rows // 2:][:rows // 2])
+                assert not piece.array.flags.owndata and not piece.array.flags.writeable
+                seen.append(piece.shared)
+
+    run_threads(write, lambda: read(0), lambda: read(1))
+    assert len(seen) == 2
+    if address.startswith("tcp://"):
+        assert seen == [False, False]
