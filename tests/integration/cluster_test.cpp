@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "slipstream/client.hpp"
+#include "slipstream/stream.hpp"
 #include "support/raw_client.hpp"
 #include "support/server_process.hpp"
 
@@ -433,6 +436,94 @@ TEST_F(ClusterTest, KilledShardFailsOnlyItsKeysAndIsServedAgainAfterRestart) {
   Tensor back = client.get_tensor(on[1][0]);
   EXPECT_EQ(back.shape()[0], 2);
   EXPECT_EQ(client.get_tensors(mixed).size(), 3u);
+}
+
+// Streams in a 3-shard cluster: three streams whose names fall on the three shards, each written
+// by 2 writers and read by a group of 2 (slicedataset), writers and readers connected to some
+// shard, not necessarily the stream's: every request follows the stream's slot, and every element
+// of every step arrives once. Each stream's table and chunks live on the stream's shard.
+TEST_F(ClusterTest, StreamsOnEveryShardDeliverEveryElement) {
+  std::vector<std::string> names;
+  std::set<int> owners;
+  for (int i = 0; names.size() < 3 && i < 1000; ++i) {
+    const std::string name = "run" + std::to_string(i);
+    if (owners.insert(cluster_.owner(name)).second) names.push_back(name);
+  }
+  ASSERT_EQ(names.size(), 3u);
+  constexpr std::uint64_t kRows = 6, kCols = 5;
+  constexpr int kSteps = 3;
+  auto value = [](int step, std::uint64_t row, std::uint64_t col) {
+    return static_cast<double>(step * 100 + row * kCols + col);
+  };
+  std::atomic<int> wrong{0}, elements{0}, ends{0};
+  std::vector<std::thread> threads;
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    for (std::uint32_t rank = 0; rank < 2; ++rank) {
+      threads.emplace_back([&, n, rank] {  // reader `rank`, through shard (n + rank) % 3
+        StreamReaderOptions options;
+        options.strategy = "slicedataset";
+        options.next_timeout = 20s;
+        ClientOptions client_options;
+        client_options.address = cluster_.address(static_cast<int>((n + rank) % kShards));
+        StreamReader reader(client_options, names[n], "g", rank, 2, options);
+        for (;;) {
+          StreamNext next = reader.next_step();
+          if (next.kind == StreamNext::Kind::kEnd) {
+            ++ends;
+            return;
+          }
+          if (next.kind != StreamNext::Kind::kStep) {
+            ++wrong;
+            return;
+          }
+          const int step = static_cast<int>(next.step->number());
+          for (const StreamPiece& piece : next.step->load("meshes/T")) {
+            auto values = piece.as<double>();
+            for (std::uint64_t r = 0; r < piece.piece.extent[0]; ++r) {
+              for (std::uint64_t c = 0; c < kCols; ++c) {
+                if (values[r * kCols + c] != value(step, piece.piece.offset[0] + r, c)) ++wrong;
+                ++elements;
+              }
+            }
+          }
+        }
+      });
+    }
+    for (std::uint32_t rank = 0; rank < 2; ++rank) {
+      threads.emplace_back([&, n, rank] {  // writer `rank`, through shard (n + rank + 1) % 3
+        StreamWriterOptions options;
+        options.expected_groups = 1;
+        ClientOptions client_options;
+        client_options.address = cluster_.address(static_cast<int>((n + rank + 1) % kShards));
+        StreamWriter writer(client_options, names[n], rank, 2, options);
+        const std::vector<std::uint64_t> global{kRows, kCols}, offset{rank * kRows / 2, 0},
+            extent{kRows / 2, kCols};
+        std::vector<double> rows(kRows / 2 * kCols);
+        for (int step = 0; step < kSteps; ++step) {
+          writer.begin_step(step);
+          for (std::uint64_t r = 0; r < kRows / 2; ++r) {
+            for (std::uint64_t c = 0; c < kCols; ++c) {
+              rows[r * kCols + c] = value(step, offset[0] + r, c);
+            }
+          }
+          writer.put_chunk<double>("meshes/T", global, offset, extent, rows);
+          writer.end_step();
+        }
+        writer.close();
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(ends.load(), 6);
+  EXPECT_EQ(elements.load(), static_cast<int>(3 * kSteps * kRows * kCols));
+  for (std::size_t n = 0; n < names.size(); ++n) {  // each stream lived on its own shard
+    const int owner = cluster_.owner(names[n]);  // (ended and forgotten there, not moved)
+    RespReply here = cluster_.raw(owner).call({"SS.STREAM.INFO", names[n]});
+    EXPECT_NE(here.text.find("no stream"), std::string::npos) << here.str();
+    RespReply elsewhere = cluster_.raw((owner + 1) % kShards).call({"SS.STREAM.INFO", names[n]});
+    EXPECT_EQ(elsewhere.text.rfind("MOVED", 0), 0u) << elsewhere.str();
+  }
 }
 
 }  // namespace
