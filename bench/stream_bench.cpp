@@ -9,7 +9,8 @@
 // Per step each writer fills its chunk (rows x 4096 doubles, the step number in every element) and
 // publishes it; each reader takes one writer's chunk (MPI: a receive from its writer; streams:
 // strategy blocksofsourceranks) and sums every element, so both paths deliver the same bytes into
-// the same use. Bandwidth is the bytes delivered to readers per second over `steps` steps; the
+// the same use. Streams are measured twice: put_chunk (the writer fills its own buffer, which is
+// copied into shared memory) and loan_chunk (the writer fills the shared memory itself). Bandwidth is the bytes delivered to readers per second over `steps` steps; the
 // figure is the median of `rounds` rounds.
 #include <mpi.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -92,32 +94,6 @@ double timed_round(const Body& body) {
   return seconds_since(start);
 }
 
-// MPI point-to-point: writer w sends its chunk to reader w each step.
-double mpi_bandwidth(int rank, std::size_t rows, const Settings& settings, int round_base) {
-  const std::size_t count = rows * kColumns;
-  std::vector<double> chunk(count);
-  std::vector<double> seconds;
-  for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
-    double s = timed_round([&] {
-      for (int step = 0; step < settings.steps; ++step) {
-        const int number = round_base + round * settings.steps + step;
-        if (rank < kWriters) {
-          fill(chunk, number);
-          MPI_Send(chunk.data(), static_cast<int>(count), MPI_DOUBLE, kWriters + rank, number,
-                   MPI_COMM_WORLD);
-        } else {
-          MPI_Recv(chunk.data(), static_cast<int>(count), MPI_DOUBLE, rank - kWriters, number,
-                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          check_sum(sum(chunk.data(), count), count, number);
-        }
-      }
-    });
-    if (round > 0) seconds.push_back(s);
-  }
-  const double bytes = static_cast<double>(settings.steps) * kReaders * count * sizeof(double);
-  return bytes / median(seconds);
-}
-
 slipstream::ClientOptions client_options(const std::string& socket) {
   slipstream::ClientOptions options;
   options.address = "unix://" + socket;
@@ -125,65 +101,120 @@ slipstream::ClientOptions client_options(const std::string& socket) {
   return options;
 }
 
-// Streams: writer w publishes its rows of `meshes/E/x` each step; reader r of the group takes
-// writer r's chunk (blocksofsourceranks) and sums it.
-double stream_bandwidth(int rank, const std::string& socket, std::size_t rows,
-                        const Settings& settings, const std::string& name) {
-  const std::size_t count = rows * kColumns;
-  const std::vector<std::uint64_t> global{kWriters * rows, kColumns};
-  const int total_steps = (settings.rounds + 1) * settings.steps;
-  std::vector<double> seconds;
-  if (rank < kWriters) {
-    slipstream::StreamWriterOptions options;
-    options.expected_groups = 1;
-    slipstream::StreamWriter writer(client_options(socket), name, rank, kWriters, options);
-    std::vector<double> chunk(count);
-    const std::vector<std::uint64_t> offset{rank * rows, 0}, extent{rows, kColumns};
-    int step = 0;
-    for (int round = 0; round <= settings.rounds; ++round) {
-      double s = timed_round([&] {
-        for (int k = 0; k < settings.steps; ++k, ++step) {
-          writer.begin_step(step);
-          fill(chunk, step);
-          writer.put_chunk<double>("meshes/E/x", global, offset, extent, chunk);
-          writer.end_step();
-        }
-      });
-      if (round > 0) seconds.push_back(s);
+// One rank's part in moving `rows` rows per writer per step: MPI point-to-point (writer w sends
+// its chunk to reader w), or a stream (writer w publishes its rows of `meshes/E/x`; reader r of
+// the group takes writer r's chunk with blocksofsourceranks), the writers filling their own
+// buffer (put_chunk) or the shared memory itself (loan_chunk). round(k) moves k steps.
+class Party {
+ public:
+  enum class Path { kMpi, kPut, kLoan };
+
+  Party(Path path, int rank, const std::string& socket, std::size_t rows, const std::string& name)
+      : path_(path), rank_(rank), rows_(rows), count_(rows * kColumns), chunk_(count_),
+        global_{kWriters * rows, kColumns}, offset_{rank * rows, 0}, extent_{rows, kColumns} {
+    if (path_ == Path::kMpi) return;
+    if (rank < kWriters) {
+      slipstream::StreamWriterOptions options;
+      options.expected_groups = 1;
+      writer_.emplace(client_options(socket), name, rank, kWriters, options);
+    } else {
+      slipstream::StreamReaderOptions options;
+      options.strategy = "blocksofsourceranks";
+      reader_.emplace(client_options(socket), name, "bench", rank - kWriters, kReaders, options);
     }
-    writer.close();
-  } else {
-    slipstream::StreamReaderOptions options;
-    options.strategy = "blocksofsourceranks";
-    slipstream::StreamReader reader(client_options(socket), name, "bench", rank - kWriters,
-                                    kReaders, options);
-    int step = 0;
-    for (int round = 0; round <= settings.rounds; ++round) {
-      double s = timed_round([&] {
-        for (int k = 0; k < settings.steps; ++k, ++step) {
-          slipstream::StreamNext next = reader.next_step();
-          if (next.kind != slipstream::StreamNext::Kind::kStep) {
-            throw std::runtime_error("reader: no step " + std::to_string(step));
-          }
-          std::size_t got = 0;
-          for (const auto& piece : next.step->load("meshes/E/x")) {
-            auto values = piece.as<double>();
-            check_sum(sum(values.data(), values.size()), values.size(), next.step->number());
-            got += values.size();
-          }
-          if (got != count) throw std::runtime_error("reader: wrong share size");
-          // Dropped, not released: next_step() gives it back in its own round trip.
-        }
-      });
-      if (round > 0) seconds.push_back(s);
+  }
+
+  void round(int steps) {
+    for (int k = 0; k < steps; ++k, ++step_) {
+      if (path_ == Path::kMpi) {
+        mpi_step();
+      } else if (writer_) {
+        write_step();
+      } else {
+        read_step();
+      }
     }
-    if (reader.next_step().kind != slipstream::StreamNext::Kind::kEnd) {
+  }
+
+  // Writers close; readers check that the end of the stream comes next.
+  void finish() {
+    if (writer_) writer_->close();
+    if (reader_ && reader_->next_step().kind != slipstream::StreamNext::Kind::kEnd) {
       throw std::runtime_error("reader: expected the end of the stream");
     }
   }
-  (void)total_steps;
-  const double bytes = static_cast<double>(settings.steps) * kReaders * count * sizeof(double);
-  return bytes / median(seconds);
+
+ private:
+  void mpi_step() {
+    if (rank_ < kWriters) {
+      fill(chunk_, step_);
+      MPI_Send(chunk_.data(), static_cast<int>(count_), MPI_DOUBLE, kWriters + rank_, step_,
+               MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(chunk_.data(), static_cast<int>(count_), MPI_DOUBLE, rank_ - kWriters, step_,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      check_sum(sum(chunk_.data(), count_), count_, step_);
+    }
+  }
+  void write_step() {
+    writer_->begin_step(step_);
+    if (path_ == Path::kLoan) {  // filled in place: the segment the readers map
+      auto into = writer_->loan_chunk<double>("meshes/E/x", global_, offset_, extent_);
+      std::fill(into.begin(), into.end(), static_cast<double>(step_));
+    } else {
+      fill(chunk_, step_);
+      writer_->put_chunk<double>("meshes/E/x", global_, offset_, extent_, chunk_);
+    }
+    writer_->end_step();
+  }
+  void read_step() {
+    slipstream::StreamNext next = reader_->next_step();
+    if (next.kind != slipstream::StreamNext::Kind::kStep) {
+      throw std::runtime_error("reader: no step " + std::to_string(step_));
+    }
+    std::size_t got = 0;
+    for (const auto& piece : next.step->load("meshes/E/x")) {
+      auto values = piece.as<double>();
+      check_sum(sum(values.data(), values.size()), values.size(), next.step->number());
+      got += values.size();
+    }
+    if (got != count_) throw std::runtime_error("reader: wrong share size");
+    // Dropped, not released: next_step() gives it back in its own round trip.
+  }
+
+  Path path_;
+  int rank_;
+  std::size_t rows_, count_;
+  std::vector<double> chunk_;
+  std::vector<std::uint64_t> global_, offset_, extent_;
+  std::optional<slipstream::StreamWriter> writer_;
+  std::optional<slipstream::StreamReader> reader_;
+  int step_ = 0;
+};
+
+// Bandwidth of each path (MPI, put_chunk, loan_chunk) for `size_mib` per writer per step: rounds
+// of `steps` steps, the paths interleaved round by round so that the machine's other load falls
+// on all of them alike, after one unmeasured round each; the median round of each path.
+std::vector<double> bandwidths(int rank, const std::string& socket, int size_mib, int steps,
+                               const Settings& settings) {
+  const std::size_t rows = (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
+  const std::string suffix = std::to_string(size_mib);
+  Party parties[] = {Party(Party::Path::kMpi, rank, socket, rows, ""),
+                     Party(Party::Path::kPut, rank, socket, rows, "bench.put." + suffix),
+                     Party(Party::Path::kLoan, rank, socket, rows, "bench.loan." + suffix)};
+  std::vector<std::vector<double>> seconds(std::size(parties));
+  for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
+    for (std::size_t p = 0; p < std::size(parties); ++p) {
+      double s = timed_round([&] { parties[p].round(steps); });
+      if (round > 0) seconds[p].push_back(s);
+    }
+  }
+  for (Party& party : parties) party.finish();
+  const double bytes = static_cast<double>(steps) * kReaders * static_cast<double>(rows) *
+                       kColumns * sizeof(double);
+  std::vector<double> out;
+  for (const auto& s : seconds) out.push_back(bytes / median(s));
+  return out;
 }
 
 // A writer's compute: a 5-point stencil sweep over its field, repeated to take about
@@ -334,24 +365,23 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
     std::printf("# command: %s\n", slipstream::bench::command_line(argc, argv).c_str());
     std::printf("# CPU: %s, %ld cores online\n", slipstream::bench::cpu_model().c_str(),
                 ::sysconf(_SC_NPROCESSORS_ONLN));
-    std::printf("# %d steps per round, median of %d rounds; bandwidth = bytes delivered to readers"
-                " per second\n\n", settings.steps, settings.rounds);
-    std::printf("| per writer per step | MPI point-to-point | Slipstream stream | stream / MPI |"
-                " load avg |\n|---|---|---|---|---|\n");
+    std::printf("# median of %d rounds per path, the paths interleaved round by round; bandwidth ="
+                " bytes delivered to readers per second\n\n", settings.rounds);
+    std::printf("| per writer per step | steps per round | MPI point-to-point |"
+                " stream, put_chunk | / MPI | stream, loan_chunk | / MPI | load avg |\n"
+                "|---|---|---|---|---|---|---|---|\n");
     std::fflush(stdout);
   }
-  int round_base = 0;
   for (int size_mib : settings.sizes_mib) {
-    const std::size_t rows =
-        (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
-    double mpi = mpi_bandwidth(rank, rows, settings, round_base);
-    round_base += (settings.rounds + 1) * settings.steps;
-    double stream = stream_bandwidth(rank, socket, rows, settings,
-                                     "bench.bandwidth." + std::to_string(size_mib));
+    // At least 128 MiB per writer per round, so that small steps are timed over enough of them.
+    const int steps = std::max(settings.steps, 128 / size_mib);
+    std::vector<double> figures = bandwidths(rank, socket, size_mib, steps, settings);
+    const double mpi = figures[0], stream = figures[1], loaned = figures[2];
     if (rank == 0) {
-      std::printf("| %d MiB | %s GB/s | %s GB/s | %.2fx | %.2f |\n", size_mib,
-                  format_number(mpi / 1e9).c_str(), format_number(stream / 1e9).c_str(),
-                  stream / mpi, load_average());
+      std::printf("| %d MiB | %d | %s GB/s | %s GB/s | %.2fx | %s GB/s | %.2fx | %.2f |\n",
+                  size_mib, steps, format_number(mpi / 1e9).c_str(),
+                  format_number(stream / 1e9).c_str(), stream / mpi,
+                  format_number(loaned / 1e9).c_str(), loaned / mpi, load_average());
       std::fflush(stdout);
     }
   }
@@ -408,7 +438,7 @@ int main(int argc, char** argv) {
   Settings settings;
   CLI::App app{"Stream bandwidth against MPI point-to-point, and the writers' step cost"};
   app.add_option("--sizes", settings.sizes_mib, "MiB per writer per step")->delimiter(',');
-  app.add_option("--steps", settings.steps, "steps per round");
+  app.add_option("--steps", settings.steps, "steps per round (at least 128 MiB per writer)");
   app.add_option("--rounds", settings.rounds, "rounds (the median is reported)");
   app.add_option("--compute-ms", settings.compute_ms, "writers' compute per step, step-cost test");
   app.add_option("--cost-steps", settings.cost_steps, "steps of the step-cost test");

@@ -94,6 +94,21 @@ class SLIPSTREAM_API StreamWriter {
     put_chunk(component, dtype_of<T>, global_extent, offset, extent, data.data(),
               data.size_bytes());
   }
+  /// A writable region for a chunk of `component` in the step begun (the arguments as
+  /// put_chunk's), to fill before end_step(), as openPMD's span form of storeChunk. Over shared
+  /// memory the region is the segment the readers will map: the chunk is never copied. Otherwise
+  /// it is memory of the writer's, sent on the socket at end_step(). Valid until end_step().
+  std::span<std::byte> loan_chunk(std::string_view component, DType dtype,
+                                  std::span<const std::uint64_t> global_extent,
+                                  std::span<const std::uint64_t> offset,
+                                  std::span<const std::uint64_t> extent);
+  template <typename T>
+  std::span<T> loan_chunk(std::string_view component, std::span<const std::uint64_t> global_extent,
+                          std::span<const std::uint64_t> offset,
+                          std::span<const std::uint64_t> extent) {
+    std::span<std::byte> bytes = loan_chunk(component, dtype_of<T>, global_extent, offset, extent);
+    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
   /// Sets an attribute of the step begun (`path` "/" for the step itself: time, dt, ...).
   void set_attribute(std::string_view path, std::string_view name, AttributeValue value);
   /// Sets a stream-level attribute (sent with the next end_step(), or at once when no step is

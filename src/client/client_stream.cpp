@@ -171,6 +171,22 @@ bool contains(const stream::Chunk& chunk, const stream::Chunk& piece) {
   return true;
 }
 
+// Checks a chunk's description against the open step (`what` names the call in messages) and
+// returns its size in bytes.
+std::size_t check_chunk(const char* what, bool step_open, std::string_view component, DType dtype,
+                        std::span<const std::uint64_t> global_extent,
+                        std::span<const std::uint64_t> offset,
+                        std::span<const std::uint64_t> extent) {
+  if (!step_open) throw InvalidArgumentError(std::string(what) + ": no step is open; begin_step()");
+  if (global_extent.empty() || offset.size() != global_extent.size() ||
+      extent.size() != global_extent.size()) {
+    throw InvalidArgumentError(std::string(what) + " '" + std::string(component) +
+                               "': offset and extent need one entry per dimension of the global "
+                               "extent (" + std::to_string(global_extent.size()) + ")");
+  }
+  return product(extent) * dtype_size(dtype);
+}
+
 // A stream segment mapped into this process: writable for its writer, read-only for readers.
 // Unmapped when the last piece or cache entry that uses it goes.
 struct SegmentMapping {
@@ -248,6 +264,7 @@ class StreamWriter::Impl {
     pending_count = 0;
     owned.clear();
     shm_chunks.clear();
+    private_loans.clear();
   }
   void add_put(const std::string& component, DType dtype, std::string_view global,
                std::string_view offset, std::string_view extent, const void* data,
@@ -313,16 +330,14 @@ class StreamWriter::Impl {
       segments.erase(static_cast<std::uint64_t>(id.integer));
     }
   }
-  // Copies a chunk into an unused lent segment of its size and queues PUTSEG; false when there
-  // is none.
-  bool put_into_segment(std::string_view component, DType dtype, std::string_view global,
-                        std::string_view offset, std::string_view extent, const void* data,
-                        std::size_t bytes) {
+  // Takes an unused lent segment of `bytes` bytes for a chunk and queues its PUTSEG; returns the
+  // segment's writable bytes, or null when no such segment is lent.
+  std::byte* take_segment(std::string_view component, DType dtype, std::string_view global,
+                          std::string_view offset, std::string_view extent, std::size_t bytes) {
     auto free = std::find_if(lent.begin(), lent.end(), [&](const Lent& l) {
       return !l.used && l.mapping->size == bytes;
     });
-    if (free == lent.end()) return false;
-    std::memcpy(free->mapping->address, data, bytes);
+    if (free == lent.end()) return nullptr;
     free->used = true;
     start(10, "SS.STREAM.PUTSEG", *open_step);
     pending.arg(keep(std::string(component)));
@@ -331,7 +346,26 @@ class StreamWriter::Impl {
     pending.arg(offset);
     pending.arg(extent);
     pending.arg(static_cast<std::int64_t>(free->id));
+    return free->mapping->bytes();
+  }
+  // Copies a chunk into an unused lent segment of its size (take_segment); false when there is
+  // none.
+  bool put_into_segment(std::string_view component, DType dtype, std::string_view global,
+                        std::string_view offset, std::string_view extent, const void* data,
+                        std::size_t bytes) {
+    std::byte* into = take_segment(component, dtype, global, offset, extent, bytes);
+    if (into == nullptr) return false;
+    std::memcpy(into, data, bytes);
     return true;
+  }
+  // Asks for segments of `sizes` for the open step now (one round trip); those lent join `lent`.
+  void lend_now(std::span<const std::size_t> sizes) {
+    Request request;
+    add_segments_request(request, *open_step, sizes);
+    try {
+      client.exchange(stream, request, [&](client::Connection& c) { read_segments(c, sizes); });
+    } catch (const ServerError&) {  // pool full, out of memory: the socket it is
+    }
   }
   // Asks for segments for the chunks put before any of their size was lent, copies them in and
   // queues their PUTSEG. A chunk that gets no segment is queued as a plain PUT: the
@@ -339,12 +373,7 @@ class StreamWriter::Impl {
   void queue_shm_chunks() {
     std::vector<std::size_t> sizes;
     for (const ShmChunk& chunk : shm_chunks) sizes.push_back(chunk.bytes);
-    Request request;
-    add_segments_request(request, *open_step, sizes);
-    try {
-      client.exchange(stream, request, [&](client::Connection& c) { read_segments(c, sizes); });
-    } catch (const ServerError&) {
-    }
+    lend_now(sizes);
     for (const ShmChunk& chunk : shm_chunks) {
       if (!put_into_segment(chunk.component, chunk.dtype, chunk.global, chunk.offset,
                             chunk.extent, chunk.data, chunk.bytes)) {
@@ -367,6 +396,8 @@ class StreamWriter::Impl {
   // The segments the server lent this writer, mapped writable, by id.
   std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> segments;
   std::vector<Lent> lent;               // lent for the open step
+  // Chunks loaned without shared memory: sent on the socket at end_step.
+  std::vector<std::unique_ptr<std::byte[]>> private_loans;
   std::vector<std::size_t> last_sizes;  // of the chunks the last step put through segments
   bool closed = false;
 };
@@ -448,14 +479,9 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
                              std::span<const std::uint64_t> offset,
                              std::span<const std::uint64_t> extent, const void* data,
                              std::size_t bytes) {
-  if (!impl_->open_step) throw InvalidArgumentError("put_chunk: no step is open; begin_step()");
-  if (global_extent.empty() || offset.size() != global_extent.size() ||
-      extent.size() != global_extent.size()) {
-    throw InvalidArgumentError("put_chunk '" + std::string(component) +
-                               "': offset and extent need one entry per dimension of the global "
-                               "extent (" + std::to_string(global_extent.size()) + ")");
-  }
-  const std::uint64_t expected = product(extent) * dtype_size(dtype);
+  const std::uint64_t expected =
+      check_chunk("put_chunk", impl_->open_step.has_value(), component, dtype, global_extent,
+                  offset, extent);
   if (bytes != expected) {
     throw InvalidArgumentError("put_chunk '" + std::string(component) + "': " +
                                std::to_string(bytes) + " bytes given, the extent needs " +
@@ -474,6 +500,32 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
     return;
   }
   w.add_put(std::string(component), dtype, global, at, size, data, bytes);
+}
+
+std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType dtype,
+                                              std::span<const std::uint64_t> global_extent,
+                                              std::span<const std::uint64_t> offset,
+                                              std::span<const std::uint64_t> extent) {
+  const std::size_t bytes = check_chunk("loan_chunk", impl_->open_step.has_value(), component,
+                                        dtype, global_extent, offset, extent);
+  Impl& w = *impl_;
+  const std::string_view global = w.keep(stream::format_extent_list(global_extent));
+  const std::string_view at = w.keep(stream::format_extent_list(offset));
+  const std::string_view size = w.keep(stream::format_extent_list(extent));
+  if (w.client.shm_link().active() && bytes > 0 &&
+      bytes >= w.options.shared_memory_min_bytes) {
+    std::byte* into = w.take_segment(component, dtype, global, at, size, bytes);
+    if (into == nullptr) {  // no segment of this size lent with BEGIN: ask for one now
+      const std::size_t sizes[] = {bytes};
+      w.lend_now(sizes);
+      into = w.take_segment(component, dtype, global, at, size, bytes);
+    }
+    if (into != nullptr) return {into, bytes};
+  }
+  // Private memory, sent on the socket at end_step.
+  auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
+  w.add_put(std::string(component), dtype, global, at, size, memory.get(), bytes);
+  return {memory.get(), bytes};
 }
 
 void StreamWriter::set_attribute(std::string_view path, std::string_view name,

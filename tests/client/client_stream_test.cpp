@@ -328,5 +328,48 @@ TEST(StreamClient, RefusedChunkKeepsTheStepOpenAndInvisible) {
   }
 }
 
+// loan_chunk: the writer fills the region it is lent; over shared memory that region is the
+// segment the reader maps (no copy anywhere), over TCP it is sent on the socket. Same values
+// either way, step after step (the segments are reused).
+TEST(StreamClient, LoanedChunksArriveOverBothPaths) {
+  ServerProcess& server = shared_server();
+  for (const std::string& address : {server.tcp_address(), server.unix_address()}) {
+    ClientOptions options;
+    options.address = address;
+    const std::string name = unique("stream");
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    StreamWriter writer(options, name, 0, 1, writer_options);
+    StreamReader reader(options, name, "g", 0, 1);
+    constexpr std::uint64_t kCount = 32 * 1024;  // 256 KiB of doubles
+    const std::vector<std::uint64_t> global{2 * kCount}, first{0}, second{kCount}, extent{kCount};
+    for (int step = 0; step < 4; ++step) {
+      writer.begin_step(step);
+      for (const auto& offset : {first, second}) {
+        std::span<double> into = writer.loan_chunk<double>("meshes/rho", global, offset, extent);
+        ASSERT_EQ(into.size(), kCount);
+        for (std::uint64_t i = 0; i < kCount; ++i) {
+          into[i] = step * 1e6 + static_cast<double>(offset[0] + i);
+        }
+      }
+      writer.end_step();
+      StreamNext next = reader.next_step();
+      ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << address;
+      std::uint64_t checked = 0;
+      for (const StreamPiece& piece : next.step->load("meshes/rho")) {
+        EXPECT_EQ(piece.shared, address == server.unix_address()) << address;
+        auto values = piece.as<double>();
+        for (std::uint64_t i = 0; i < values.size(); ++i) {
+          ASSERT_EQ(values[i], step * 1e6 + static_cast<double>(piece.piece.offset[0] + i));
+          ++checked;
+        }
+      }
+      EXPECT_EQ(checked, 2 * kCount);
+    }
+    writer.close();
+    EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+  }
+}
+
 }  // namespace
 }  // namespace slipstream::testing
