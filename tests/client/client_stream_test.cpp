@@ -191,6 +191,7 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
   constexpr int kManySteps = 30;
   std::atomic<int> wrong{0}, shared{0};
   std::atomic<std::int64_t> most_segment_bytes{0};
+  std::atomic<bool> info_shows_segments{false};
   std::thread reader_thread([&] {
     StreamReader reader(options, name, "g", 0, 1);
     Client info(options);
@@ -209,6 +210,11 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
           most_segment_bytes = std::max<std::int64_t>(most_segment_bytes,
                                                       fields.elements[i + 1].integer);
         }
+      }
+      const std::string streams = info.command({"INFO", "streams"}).string;
+      if (streams.find("stream_segment_bytes:0\r") == std::string::npos &&
+          streams.find("stream_segment_bytes:") != std::string::npos) {
+        info_shows_segments = true;
       }
       next.step->release();
     }
@@ -231,6 +237,7 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(shared.load(), kManySteps);
   EXPECT_GT(most_segment_bytes.load(), 0);
+  EXPECT_TRUE(info_shows_segments.load());  // INFO streams: stream_segment_bytes
   EXPECT_LE(most_segment_bytes.load(), static_cast<std::int64_t>(3 * kCount * sizeof(double)));
 }
 

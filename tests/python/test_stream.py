@@ -595,3 +595,32 @@ def test_large_chunks_on_both_transports(address, key):
     assert len(seen) == 2
     if address.startswith("tcp://"):
         assert seen == [False, False]
+    else:  # 512 KiB is above the writer's shared_memory_min_bytes (64 KiB by default)
+        assert seen == [True, True]
+
+
+def test_small_chunks_go_through_shared_memory_when_asked(server, key):
+    stream = key("s")
+    small = np.arange(16, dtype=np.int32)
+    seen = []
+
+    def write():
+        with slipstream.StreamWriter(stream, address=server.unix_address,
+                                     shared_memory_min_bytes=1, expected_groups=1) as writer:
+            writer.begin_step(0)
+            writer.put_chunk("meshes/n", small, small.shape, (0,))
+            writer.end_step()
+
+    def read():
+        with slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000) as reader:
+            for step in reader:
+                with step:
+                    (piece,) = step.load("meshes/n")
+                    np.testing.assert_array_equal(piece.array, small)
+                    seen.append(piece.shared)
+
+    run_threads(write, read)
+    assert seen == [True]
+    with pytest.raises(slipstream.InvalidArgumentError, match="shared_memory_min_bytes"):
+        slipstream.StreamWriter(stream, address=server.unix_address, shared_memory_min_bytes=-1)

@@ -356,7 +356,8 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
                        std::int64_t connect_timeout_ms, std::int64_t command_timeout_ms,
                        std::int64_t queue_limit, std::int64_t expected_groups,
                        bool end_on_writer_failure, std::int64_t step_timeout_ms,
-                       std::int64_t begin_timeout_ms, std::optional<std::string> hostname) {
+                       std::int64_t begin_timeout_ms, std::optional<std::string> hostname,
+                       std::int64_t shared_memory_min_bytes) {
              ClientOptions client_options = stream_client_options(
                  address, std::move(password), connect_timeout_ms, command_timeout_ms);
              StreamWriterOptions options;
@@ -370,6 +371,12 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
              options.step_timeout = stream_duration_argument(step_timeout_ms, "step_timeout_ms");
              options.begin_timeout = stream_duration_argument(begin_timeout_ms, "begin_timeout_ms");
              options.hostname = hostname.value_or("");
+             if (shared_memory_min_bytes < 0) {
+               throw InvalidArgumentError("shared_memory_min_bytes is " +
+                                          std::to_string(shared_memory_min_bytes) +
+                                          "; expected 0 or more bytes");
+             }
+             options.shared_memory_min_bytes = static_cast<std::size_t>(shared_memory_min_bytes);
              const std::uint32_t writer_rank = stream_rank_argument(rank, "writer rank");
              const std::uint32_t writer_count = stream_rank_argument(writers, "writers");
              std::unique_ptr<StreamWriter> writer;
@@ -386,7 +393,8 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
            py::arg("connect_timeout_ms") = 5000, py::arg("command_timeout_ms") = 60000,
            py::arg("queue_limit") = 2, py::arg("expected_groups") = 0,
            py::arg("end_on_writer_failure") = false, py::arg("step_timeout_ms") = 0,
-           py::arg("begin_timeout_ms") = 0, py::arg("hostname") = py::none(), R"doc(
+           py::arg("begin_timeout_ms") = 0, py::arg("hostname") = py::none(),
+           py::arg("shared_memory_min_bytes") = 64 * 1024, R"doc(
 Attaches as writer `rank` of `writers` to `stream` (creating the stream if this is the first
 writer or reader). Connection: address, password, connect_timeout_ms and command_timeout_ms as for
 slipstream.Client. Stream options (every writer must give the same): queue_limit (steps held at
@@ -395,6 +403,9 @@ wants may be dropped), end_on_writer_failure (a writer that dies ends the stream
 others going on), step_timeout_ms (a step not ended by every writer in time is aborted; 0: no
 limit). begin_timeout_ms: longest wait of begin_step (0: as long as it takes). hostname: this
 writer's host for the readers' hostname_ strategies (None: this machine's name).
+shared_memory_min_bytes: over a Unix socket, chunks of at least this size are copied into
+shared-memory segments that readers on the node map without a copy (smaller ones, and all over
+TCP, go on the socket).
 Raises InvalidArgumentError (rank out of range, bad option), ConnectionError, ServerError (the
 stream exists with other options, or the rank is taken).
 )doc")

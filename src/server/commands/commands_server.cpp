@@ -184,8 +184,9 @@ void info_keyspace(Server& s, std::string& out) {
 
 void info_streams(Server& s, std::string& out) {
   const StreamTotals totals = s.streams().totals();
-  out += fmt::format("streams:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\n",
-                     totals.streams, totals.bytes_held, totals.steps_held);
+  out += fmt::format(
+      "streams:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\nstream_segment_bytes:{}\r\n",
+      totals.streams, totals.bytes_held, totals.steps_held, totals.segment_bytes);
 }
 
 const std::vector<InfoSection>& info_sections() {

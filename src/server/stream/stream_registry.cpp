@@ -135,6 +135,7 @@ StreamTotals StreamRegistry::totals() const {
     ++out.streams;
     out.bytes_held += stream->bytes_held();
     out.steps_held += stream->steps_held();
+    out.segment_bytes += stream->segment_bytes();
   };
   for (const auto& [name, stream] : current_) add(stream);
   for (const auto& [name, streams] : replaced_) {

@@ -24,6 +24,7 @@ struct StreamTotals {
   std::size_t streams = 0;
   std::size_t bytes_held = 0;
   std::size_t steps_held = 0;
+  std::size_t segment_bytes = 0;  ///< shared-memory segments lent to writers
 };
 
 /// Thread safety: every member function is thread-safe. Lock order: the registry's lock, then
