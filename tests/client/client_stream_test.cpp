@@ -378,5 +378,46 @@ TEST(StreamClient, LoanedChunksArriveOverBothPaths) {
   }
 }
 
+// The SST rendezvous trap: two processes (here threads) each write one stream and read the other,
+// opening them in opposite orders. Attaching never waits for the other side, so neither blocks:
+// each writes its steps, then reads the other's.
+TEST(StreamClient, OpeningSeveralStreamsInAnyOrderDoesNotDeadlock) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string a = unique("stream-a"), b = unique("stream-b");
+  std::atomic<int> steps_read{0};
+  auto party = [&](const std::string& mine, const std::string& theirs, bool reader_first) {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;  // keep the steps until the other side's reader joins
+    StreamReaderOptions reader_options;
+    reader_options.next_timeout = std::chrono::milliseconds(10000);
+    std::optional<StreamReader> reader;
+    std::optional<StreamWriter> writer;
+    if (reader_first) reader.emplace(options, theirs, "g", 0, 1, reader_options);
+    writer.emplace(options, mine, 0, 1, writer_options);
+    if (!reader_first) reader.emplace(options, theirs, "g", 0, 1, reader_options);
+    const std::vector<std::uint64_t> global{1}, offset{0}, extent{1};
+    const std::vector<std::int64_t> value{42};
+    for (int step = 0; step < 2; ++step) {
+      writer->begin_step(step);
+      writer->put_chunk<std::int64_t>("meshes/n", global, offset, extent, value);
+      writer->end_step();
+    }
+    writer->close();
+    for (;;) {
+      StreamNext next = reader->next_step();
+      if (next.kind != StreamNext::Kind::kStep) {
+        EXPECT_EQ(next.kind, StreamNext::Kind::kEnd);
+        break;
+      }
+      ++steps_read;
+    }
+  };
+  std::thread first(party, a, b, true), second(party, b, a, false);
+  first.join();
+  second.join();
+  EXPECT_EQ(steps_read.load(), 4);
+}
+
 }  // namespace
 }  // namespace slipstream::testing
