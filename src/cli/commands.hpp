@@ -12,5 +12,7 @@ std::function<int()> add_server_command(CLI::App& app);
 std::function<int()> add_commands_command(CLI::App& app);
 /// Adds the hidden `slipstream ml-worker`, the model worker process the server starts.
 std::function<int()> add_ml_worker_command(CLI::App& app);
+/// Adds `slipstream stream info|dump|replay` (a stream's state; openPMD HDF5 files).
+std::function<int()> add_stream_command(CLI::App& app);
 
 }  // namespace slipstream::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   auto run_server = slipstream::cli::add_server_command(app);
   auto run_commands = slipstream::cli::add_commands_command(app);
   auto run_ml_worker = slipstream::cli::add_ml_worker_command(app);
+  auto run_stream = slipstream::cli::add_stream_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("server")) return run_server();
     if (app.got_subcommand("commands")) return run_commands();
     if (app.got_subcommand("ml-worker")) return run_ml_worker();
+    if (app.got_subcommand("stream")) return run_stream();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     std::cerr << "slipstream: " << e.what() << "\n";

@@ -1,0 +1,404 @@
+// `slipstream stream info|dump|replay` against a real server: two writers publish meshes, a
+// particle species with a constant record and the standard's attributes; dump writes them as
+// openPMD HDF5 (groupBased and fileBased), checked element by element and attribute by attribute
+// with h5py (check_openpmd.py); replaying a dump and dumping it again gives the same files;
+// hostile component names never leave the output; info shows the queue and its groups.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slipstream/stream.hpp"
+#include "support/server_process.hpp"
+
+#ifndef SLIPSTREAM_CHECK_SCRIPT
+#error "SLIPSTREAM_CHECK_SCRIPT must name check_openpmd.py"
+#endif
+
+namespace slipstream::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kRows = 8, kCols = 6, kParticles = 10;
+const std::vector<std::int64_t> kSteps = {0, 10, 20};  // numbers need not be consecutive
+
+ServerProcess& server() {
+  static ServerProcess process;
+  return process;
+}
+
+ClientOptions options() {
+  ClientOptions o;
+  o.address = server().tcp_address();
+  return o;
+}
+
+// A private directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/slipstream-files-XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct Finished {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Starts `args` with stdout and stderr in files; wait() collects it.
+class Process {
+ public:
+  explicit Process(std::vector<std::string> args) {
+    char pattern[] = "/tmp/slipstream-run-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    const std::string out = dir_ + "/out", err = dir_ + "/err";
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(out_fd, 1);
+      ::dup2(err_fd, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+  }
+  ~Process() {
+    if (pid_ > 0) wait();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Finished wait() {
+    Finished run;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = read_file(dir_ + "/out");
+    run.err = read_file(dir_ + "/err");
+    return run;
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+};
+
+Finished run(std::vector<std::string> args) { return Process(std::move(args)).wait(); }
+
+std::vector<std::string> cli(std::vector<std::string> args) {
+  args.insert(args.begin(), SLIPSTREAM_BINARY);
+  return args;
+}
+
+Finished check_script(std::vector<std::string> args) {
+  args.insert(args.begin(), {"/usr/bin/python3", "-B", SLIPSTREAM_CHECK_SCRIPT});
+  return run(std::move(args));
+}
+
+bool have_h5py() {
+  static const bool found = run({"/usr/bin/python3", "-c", "import h5py"}).status == 0;
+  return found;
+}
+
+double field(std::int64_t step, std::uint64_t row, std::uint64_t col) {
+  return static_cast<double>(step) * 1000.0 + static_cast<double>(row * kCols + col);
+}
+
+// Writer `rank` of 2: rows [4 rank, 4 rank + 4) of meshes/E/x, E/y and rho as two chunks of two
+// rows each; particles [6 rank, ...) of position/x and weighting; rank 0 adds the attributes and
+// the constant record charge (attributes value and shape, no chunks).
+void write_stream(const std::string& name, std::uint32_t rank) {
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;  // keep the steps until the dump has joined
+  StreamWriter writer(options(), name, rank, 2, writer_options);
+  if (rank == 0) {
+    writer.set_stream_attribute("/", "author", std::string("slipstream test"));
+    writer.set_stream_attribute("/", "comment", std::string("written by stream_files_test"));
+    writer.set_stream_attribute("meshes/E", "fieldSmoothing", std::string("none"));
+  }
+  const std::vector<std::uint64_t> global = {kRows, kCols}, particles = {kParticles};
+  for (std::size_t index = 0; index < kSteps.size(); ++index) {
+    const std::int64_t step = kSteps[index];
+    writer.begin_step(step);
+    std::vector<std::vector<double>> ex(2), ey(2);
+    std::vector<std::vector<float>> rho(2);
+    std::vector<std::vector<std::uint64_t>> offsets;
+    for (int half = 0; half < 2; ++half) {
+      const std::uint64_t first = rank * 4 + static_cast<std::uint64_t>(half) * 2;
+      for (std::uint64_t r = first; r < first + 2; ++r) {
+        for (std::uint64_t c = 0; c < kCols; ++c) {
+          ex[half].push_back(field(step, r, c));
+          ey[half].push_back(-field(step, r, c));
+          rho[half].push_back(static_cast<float>(step + 0.25 * static_cast<double>(r * kCols + c)));
+        }
+      }
+      offsets.push_back({first, 0});
+    }
+    const std::vector<std::uint64_t> extent = {2, kCols};
+    for (int half = 0; half < 2; ++half) {
+      writer.put_chunk<double>("meshes/E/x", global, offsets[half], extent, ex[half]);
+      writer.put_chunk<double>("meshes/E/y", global, offsets[half], extent, ey[half]);
+      writer.put_chunk<float>("meshes/rho", global, offsets[half], extent, rho[half]);
+    }
+    const std::uint64_t first = rank == 0 ? 0 : 6, count = rank == 0 ? 6 : 4;
+    std::vector<double> position;
+    std::vector<float> weighting;
+    for (std::uint64_t i = first; i < first + count; ++i) {
+      position.push_back(static_cast<double>(step) + 0.5 * static_cast<double>(i));
+      weighting.push_back(static_cast<float>(1 + i));
+    }
+    const std::vector<std::uint64_t> particle_offset = {first}, particle_extent = {count};
+    writer.put_chunk<double>("particles/electrons/position/x", particles, particle_offset,
+                             particle_extent, position);
+    writer.put_chunk<float>("particles/electrons/weighting", particles, particle_offset,
+                            particle_extent, weighting);
+    if (rank == 0) {
+      writer.set_attribute("/", "time", 0.5 * static_cast<double>(index));
+      writer.set_attribute("/", "dt", 0.5);
+      writer.set_attribute("/", "timeUnitSI", 1.0);
+      writer.set_attribute("meshes/E", "geometry", std::string("cartesian"));
+      writer.set_attribute("meshes/E", "dataOrder", std::string("C"));
+      writer.set_attribute("meshes/E", "axisLabels", std::vector<std::string>{"y", "x"});
+      writer.set_attribute("meshes/E", "gridSpacing", std::vector<double>{0.1, 0.2});
+      writer.set_attribute("meshes/E", "gridGlobalOffset", std::vector<double>{0, 0});
+      writer.set_attribute("meshes/E", "gridUnitSI", 1.0);
+      writer.set_attribute("meshes/E", "unitDimension", std::vector<double>{1, 1, -3, -1, 0, 0, 0});
+      writer.set_attribute("meshes/E", "timeOffset", 0.0);
+      writer.set_attribute("meshes/E/x", "unitSI", 1.0);
+      writer.set_attribute("meshes/E/x", "position", std::vector<double>{0.5, 0.0});
+      writer.set_attribute("meshes/E/y", "unitSI", 1.0);
+      writer.set_attribute("meshes/E/y", "position", std::vector<double>{0.0, 0.5});
+      writer.set_attribute("particles/electrons/position", "unitDimension",
+                           std::vector<double>{1, 0, 0, 0, 0, 0, 0});
+      writer.set_attribute("particles/electrons/position", "timeOffset", 0.0);
+      writer.set_attribute("particles/electrons/position/x", "unitSI", 1e-6);
+      writer.set_attribute("particles/electrons/charge", "value", -1.0);
+      writer.set_attribute("particles/electrons/charge", "shape",
+                           std::vector<std::int64_t>{static_cast<std::int64_t>(kParticles)});
+      writer.set_attribute("particles/electrons/charge", "unitSI", 1.602176634e-19);
+      writer.set_attribute("particles/electrons/charge", "unitDimension",
+                           std::vector<double>{0, 0, 1, 1, 0, 0, 0});
+    }
+    writer.end_step();
+  }
+  writer.close();
+}
+
+// Publishes the test stream from two writer threads while `dump_args` runs; returns the dump's
+// result.
+Finished write_and_dump(const std::string& name, const std::vector<std::string>& dump_args) {
+  std::thread w0(write_stream, name, 0), w1(write_stream, name, 1);
+  Finished dump = run(cli(dump_args));
+  w0.join();
+  w1.join();
+  return dump;
+}
+
+std::vector<std::string> dump_args(const std::string& stream, const std::string& output) {
+  return {"stream", "dump", "--address", server().tcp_address(), "--stream", stream, "--output",
+          output, "--timeout", "15000"};
+}
+
+// Replays `input` into `stream` while dumping that stream to `output`.
+void replay_and_dump(const std::string& input, const std::string& stream,
+                     const std::string& output, const std::string& writers) {
+  Process replay(cli({"stream", "replay", "--address", server().tcp_address(), "--stream", stream,
+                      "--input", input, "--writers", writers, "--queue", "1"}));
+  Finished dump = run(cli(dump_args(stream, output)));
+  Finished replayed = replay.wait();
+  ASSERT_EQ(replayed.status, 0) << replayed.err;
+  EXPECT_NE(replayed.err.find("3 steps published"), std::string::npos) << replayed.err;
+  ASSERT_EQ(dump.status, 0) << dump.err;
+}
+
+#define SKIP_WITHOUT_H5PY() \
+  if (!have_h5py()) GTEST_SKIP() << "h5py for /usr/bin/python3 is not installed"
+
+TEST(StreamFiles, DumpGroupBasedHoldsEveryElementAndStandardAttribute) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string output = dir / "series.h5";
+  Finished dump = write_and_dump("files.group", dump_args("files.group", output));
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  EXPECT_NE(dump.err.find("3 steps written, 0 skipped"), std::string::npos) << dump.err;
+  EXPECT_NE(dump.err.find("step 10 -> "), std::string::npos) << dump.err;  // progress
+  Finished checked = check_script({"check", output, "--steps", "0,10,20", "--encoding", "groupBased"});
+  EXPECT_EQ(checked.status, 0) << checked.err << checked.out;
+}
+
+TEST(StreamFiles, DumpFileBasedWritesOneFilePerStepAndReplaysFromThePattern) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string output = dir / "out_%T.h5";
+  Finished dump = write_and_dump("files.file", dump_args("files.file", output));
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  for (const char* name : {"out_0.h5", "out_10.h5", "out_20.h5"}) {
+    EXPECT_TRUE(fs::exists(dir / name)) << name;
+  }
+  Finished checked = check_script({"check", output, "--steps", "0,10,20", "--encoding", "fileBased"});
+  EXPECT_EQ(checked.status, 0) << checked.err << checked.out;
+
+  const std::string again = dir / "again_%06T.h5";
+  replay_and_dump(output, "files.file.replayed", again, "2");
+  EXPECT_TRUE(fs::exists(dir / "again_000010.h5"));
+  // The same files, but for the pattern they name themselves by.
+  Finished same = check_script({"compare", output, again, "--ignore", "iterationFormat"});
+  EXPECT_EQ(same.status, 0) << same.err << same.out;
+  Finished differs = check_script({"compare", output, again});
+  EXPECT_NE(differs.err.find("iterationFormat"), std::string::npos) << differs.err;
+}
+
+TEST(StreamFiles, ReplayedDumpDumpsToTheSameFile) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string first = dir / "first.h5", second = dir / "second.h5";
+  Finished dump = write_and_dump("files.round", dump_args("files.round", first));
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  // Three writers: each replays its run of rows, so the dump reassembles chunks of 3 ranks.
+  replay_and_dump(first, "files.round.replayed", second, "3");
+  Finished same = check_script({"compare", first, second});
+  EXPECT_EQ(same.status, 0) << same.err << same.out;
+  Finished checked = check_script({"check", second, "--steps", "0,10,20", "--encoding", "groupBased"});
+  EXPECT_EQ(checked.status, 0) << checked.err << checked.out;
+}
+
+TEST(StreamFiles, ReplaysASeriesWrittenByAnotherCode) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string foreign = dir / "foreign.h5", dumped = dir / "dumped.h5";
+  Finished made = check_script({"make-foreign", foreign});
+  ASSERT_EQ(made.status, 0) << made.err;
+  Process replay(cli({"stream", "replay", "--address", server().tcp_address(), "--stream",
+                      "files.foreign", "--input", foreign, "--writers", "2"}));
+  Finished dump = run(cli(dump_args("files.foreign", dumped)));
+  Finished replayed = replay.wait();
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  // The soft link is reported and left out; everything else is published.
+  EXPECT_EQ(replayed.status, 1) << replayed.err;
+  EXPECT_NE(replayed.err.find("'link' is a soft or external link: left out"), std::string::npos)
+      << replayed.err;
+  EXPECT_NE(replayed.err.find("2 steps published"), std::string::npos) << replayed.err;
+  Finished checked = check_script({"check-foreign", foreign, dumped});
+  EXPECT_EQ(checked.status, 0) << checked.err << checked.out;
+}
+
+TEST(StreamFiles, HostileComponentNamesStayInsideTheFile) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  fs::create_directory(dir.path() / "out");
+  const std::string output = dir / "out/series.h5";
+  const std::vector<std::string> hostile = {"../../etc/x", "/abs", "meshes/../../x", "meshes//x",
+                                            "meshes/./x", "meshes/x/"};
+  std::thread writer([&] {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    StreamWriter w(options(), "files.hostile", 0, 1, writer_options);
+    const std::vector<std::uint64_t> extent = {4}, offset = {0};
+    const std::vector<double> values = {1, 2, 3, 4};
+    w.begin_step(0);
+    for (const std::string& name : hostile) w.put_chunk<double>(name, extent, offset, extent, values);
+    w.put_chunk<double>("meshes/ok", extent, offset, extent, values);
+    w.set_attribute("../up", "unitSI", 1.0);
+    w.end_step();
+    w.close();
+  });
+  Finished dump = run(cli(dump_args("files.hostile", output)));
+  writer.join();
+  EXPECT_EQ(dump.status, 1) << dump.err;
+  for (const std::string& name : hostile) {
+    EXPECT_NE(dump.err.find("'" + name + "' is not a path inside an iteration"), std::string::npos)
+        << name << "\n" << dump.err;
+  }
+  EXPECT_NE(dump.err.find("attribute 'unitSI' of '../up' left out"), std::string::npos) << dump.err;
+  // Nothing but the output file was created, anywhere below the test's directory.
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+    files.push_back(fs::relative(entry.path(), dir.path()).string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"out", "out/series.h5"}));
+  Finished objects = check_script({"objects", output});
+  ASSERT_EQ(objects.status, 0) << objects.err;
+  EXPECT_EQ(objects.out, "data\ndata/0\ndata/0/meshes\ndata/0/meshes/ok\n"
+                         "check_openpmd.py: objects ok\n");
+}
+
+TEST(StreamFiles, DumpRefusesAnOutputThatDisagreesWithTheEncoding) {
+  TempDir dir;
+  Finished no_pattern = run(cli({"stream", "dump", "--address", server().tcp_address(), "--stream",
+                            "files.none", "--output", dir / "out.h5", "--encoding", "fileBased"}));
+  EXPECT_EQ(no_pattern.status, 1);
+  EXPECT_NE(no_pattern.err.find("needs an iteration placeholder"), std::string::npos)
+      << no_pattern.err;
+  Finished pattern = run(cli({"stream", "dump", "--address", server().tcp_address(), "--stream",
+                         "files.none", "--output", dir / "out_%T.h5", "--encoding",
+                         "groupBased"}));
+  EXPECT_EQ(pattern.status, 1);
+  EXPECT_NE(pattern.err.find("groupBased output is one file"), std::string::npos) << pattern.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(StreamFiles, InfoShowsTheQueueAndItsGroups) {
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  StreamWriter writer(options(), "files.info", 0, 1, writer_options);
+  const std::vector<std::uint64_t> extent = {4}, offset = {0};
+  const std::vector<double> values = {1, 2, 3, 4};
+  for (std::int64_t step = 0; step < 2; ++step) {
+    writer.begin_step(step);
+    writer.put_chunk<double>("meshes/T", extent, offset, extent, values);
+    writer.end_step();
+  }
+  StreamReaderOptions reader_options;
+  reader_options.strategy = "roundrobin";
+  StreamReader reader(options(), "files.info", "viewers", 0, 1, reader_options);
+  StreamNext next = reader.next_step();  // held while info looks
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+
+  Finished info = run(cli({"stream", "info", "--address", server().tcp_address(), "files.info"}));
+  ASSERT_EQ(info.status, 0) << info.err;
+  for (const char* line : {"stream 'files.info'", "writers                  1",
+                           "steps held               2", "bytes held               64",
+                           "newest complete step     1", "ended                    no",
+                           "groups                   1",
+                           "group 'viewers': policy block, strategy roundrobin, 1 of 1 readers",
+                           "steps delivered          1"}) {
+    EXPECT_NE(info.out.find(line), std::string::npos) << line << "\n" << info.out;
+  }
+  Finished missing = run(cli({"stream", "info", "--address", server().tcp_address(), "files.nothing"}));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no stream named 'files.nothing'"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace slipstream::testing
