@@ -97,21 +97,40 @@ class WorkerProcess {
     return ChannelError::kNone;
   }
 
+  // May be called from any thread (the pool kills busy workers at shutdown while their callers
+  // reap them): the pid is read under pid_mutex_, and it is reaped under it too, so a kill never
+  // reaches a process id the system may have given to someone else.
   void kill() {
+    std::lock_guard lock(pid_mutex_);
     if (pid_ > 0) ::kill(pid_, SIGKILL);
   }
-  // Waits for the process to end and says how it ended ("killed by signal 11 (SIGSEGV)").
+  // Waits for the process to end and says how it ended ("killed by signal 11 (SIGSEGV)"). Only
+  // the thread that holds the worker calls it.
   std::string reap() {
-    if (pid_ <= 0) return exit_text_;
+    pid_t pid;
+    {
+      std::lock_guard lock(pid_mutex_);
+      if (pid_ <= 0) return exit_text_;
+      pid = pid_;
+    }
+    // Wait for the end without reaping (an exited, unreaped child keeps its id), then reap.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    std::lock_guard lock(pid_mutex_);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
     exit_text_ = describe_exit(status);
     return exit_text_;
   }
 
-  pid_t pid() const noexcept { return pid_; }
+  pid_t pid() const noexcept {
+    std::lock_guard lock(pid_mutex_);
+    return pid_;
+  }
   int fd() const noexcept { return fd_; }
   MessageReader& reader() noexcept { return reader_; }
   std::unordered_set<std::uint64_t>& loaded() noexcept { return loaded_; }
@@ -119,7 +138,8 @@ class WorkerProcess {
   std::vector<std::uint64_t> pending_unloads;  // guarded by the pool's mutex
 
  private:
-  pid_t pid_;
+  mutable std::mutex pid_mutex_;
+  pid_t pid_;  // guarded by pid_mutex_; -1 once reaped
   int fd_;
   MessageReader reader_;
   bool ready_ = false;

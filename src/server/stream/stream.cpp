@@ -289,6 +289,7 @@ void Stream::fail_writer(std::uint32_t rank) {
   }
   writer_sessions_.erase(rank);
   departed_writers_.insert(rank);
+  failed_writers_.insert(rank);
   segments_.writer_gone(rank);
   try {
     queue_->fail_writer(rank, reason);
@@ -519,9 +520,14 @@ std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> Stream::settle()
 // ---- Introspection ---------------------------------------------------------------------------
 
 bool Stream::idle() const {
-  return writer_sessions_.empty() && reader_sessions_.empty() && parked_.empty() &&
-         (!queue_ || (queue_->ended() && queue_->held_steps().empty()));
+  return !reachable() && (!queue_ || (queue_->ended() && queue_->held_steps().empty()));
 }
+
+bool Stream::reachable() const {
+  return !writer_sessions_.empty() || !reader_sessions_.empty() || !parked_.empty();
+}
+
+bool Stream::stale() const { return ended() && !reachable() && !failed_writers_.empty(); }
 
 StreamInfo Stream::info() const {
   StreamInfo out;

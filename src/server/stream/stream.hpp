@@ -188,6 +188,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// True when the stream may be forgotten: no rank bound, nothing parked, and either no writer
   /// ever attached or it has ended with every step freed.
   bool idle() const;
+  /// True while a rank is bound to it or a request is parked on it: someone may still reach it.
+  bool reachable() const;
+  /// True when it ended because writers failed and nobody is bound to it any more: what it still
+  /// holds belongs to a dead run that nobody will read, and a new run under its name replaces it.
+  /// (A stream whose writers all closed keeps its last steps for readers that come late.)
+  bool stale() const;
   StreamInfo info() const;
   std::size_t bytes_held() const noexcept { return bytes_held_; }
   /// Bytes of the segments lent to writers (in use by held steps, or free for the next ones).
@@ -216,6 +222,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::vector<std::pair<ReaderKey, stream::GroupConfig>> pending_joins_;
   stream::RankTable writer_hosts_;
   std::set<std::uint32_t> departed_writers_;  // closed or failed
+  std::set<std::uint32_t> failed_writers_;    // failed (connection closed, no CLOSE)
   std::map<std::uint32_t, std::uint64_t> writer_sessions_;
   std::map<std::string, GroupData> groups_;
   std::map<ReaderKey, std::uint64_t> reader_sessions_;

@@ -43,7 +43,7 @@ bool StreamRegistry::run_locked(Stream& stream, const Operation& operation) {
     throw;
   }
   settle();
-  return stream.idle();
+  return stream.idle() || !stream.reachable();  // collect() decides
 }
 
 void StreamRegistry::with_existing(std::string_view name, const BoundHere& bound_here,
@@ -65,6 +65,12 @@ void StreamRegistry::with_current(std::string_view name, const Operation& operat
   {
     std::unique_lock lock(mutex_);
     auto& current = current_[std::string(name)];
+    if (std::shared_ptr<Stream> old = current) {
+      // A dead run (its writers failed, nobody bound) is never mistaken for the live one: a
+      // reader that comes first for the next run gets a fresh stream, and the old one goes.
+      std::lock_guard stream_lock(old->mutex());
+      if (old->stale()) current = nullptr;
+    }
     if (!current) current = std::make_shared<Stream>(std::string(name));
     stream = current;
     try {
@@ -74,7 +80,10 @@ void StreamRegistry::with_current(std::string_view name, const Operation& operat
       if (stream->idle()) current_.erase(std::string(name));  // created for nothing
       throw;
     }
-    if (idle) current_.erase(std::string(name));
+    if (idle) {
+      std::lock_guard stream_lock(stream->mutex());
+      if (stream->idle()) current_.erase(std::string(name));
+    }
   }
 }
 
@@ -82,10 +91,11 @@ void StreamRegistry::with_writer(std::string_view name, std::uint32_t rank,
                                  const Operation& operation) {
   std::unique_lock lock(mutex_);
   auto& current = current_[std::string(name)];
-  if (current) {
-    std::lock_guard stream_lock(current->mutex());
-    if (current->ended() && !current->writer_bound(rank)) {
-      if (!current->idle()) replaced_[std::string(name)].push_back(current);
+  if (std::shared_ptr<Stream> old = current) {  // `old` outlives the lock on its mutex
+    std::lock_guard stream_lock(old->mutex());
+    if (old->ended() && !old->writer_bound(rank)) {
+      // Kept, out of sight, only while someone bound to it may still come back to it.
+      if (old->reachable()) replaced_[std::string(name)].push_back(old);
       current = nullptr;
     }
   }
@@ -99,7 +109,10 @@ void StreamRegistry::with_writer(std::string_view name, std::uint32_t rank,
     if (stream->idle()) current_.erase(std::string(name));
     throw;
   }
-  if (idle) current_.erase(std::string(name));
+  if (idle) {
+    std::lock_guard stream_lock(stream->mutex());
+    if (stream->idle()) current_.erase(std::string(name));
+  }
 }
 
 void StreamRegistry::with_stream(const std::shared_ptr<Stream>& stream,
@@ -112,15 +125,18 @@ void StreamRegistry::with_stream(const std::shared_ptr<Stream>& stream,
   if (idle) collect(stream);
 }
 
+// A current stream goes once idle (ended, every step freed, nobody bound). A replaced one goes
+// as soon as nobody can reach it: no new reader or writer ever finds it, so the steps it still
+// holds can never be read.
 void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
   std::unique_lock lock(mutex_);
   std::lock_guard stream_lock(stream->mutex());
-  if (!stream->idle()) return;
   const std::string& name = stream->name();
   if (auto current = current_.find(name); current != current_.end() && current->second == stream) {
-    current_.erase(current);
+    if (stream->idle()) current_.erase(current);
     return;
   }
+  if (stream->reachable()) return;
   if (auto replaced = replaced_.find(name); replaced != replaced_.end()) {
     std::erase(replaced->second, stream);
     if (replaced->second.empty()) replaced_.erase(replaced);
