@@ -115,8 +115,14 @@ class SLIPSTREAM_API StreamWriter {
   /// open).
   void set_stream_attribute(std::string_view path, std::string_view name, AttributeValue value);
   /// Sends the step's chunks and attributes and ends it. The step becomes visible to readers when
-  /// every writer has ended it. Throws the first error the server reported for the step.
-  void end_step();
+  /// every writer has ended it. Returns false when the step was aborted instead (another writer
+  /// failed mid-step or the step timed out, and the stream goes on: readers are told it was
+  /// skipped); last_abort_reason() says why. A writer whose step was aborted before it began it
+  /// gets through begin_step, put_chunk and set_attribute as usual, nothing being sent, and false
+  /// here. Throws the first error the server reported for the step otherwise.
+  bool end_step();
+  /// Why the last step end_step() returned false for was aborted (the server's text).
+  const std::string& last_abort_reason() const noexcept;
   /// This writer is done. Once every writer has closed, readers get the end of the stream.
   void close();
 

@@ -187,6 +187,9 @@ std::size_t check_chunk(const char* what, bool step_open, std::string_view compo
   return product(extent) * dtype_size(dtype);
 }
 
+// The server's reply to a writer's request for a step that was aborted.
+bool is_aborted(std::string_view error) { return error.starts_with("ABORTED"); }
+
 // A stream segment mapped into this process: writable for its writer, read-only for readers.
 // Unmapped when the last piece or cache entry that uses it goes.
 struct SegmentMapping {
@@ -399,6 +402,8 @@ class StreamWriter::Impl {
   // Chunks loaned without shared memory: sent on the socket at end_step.
   std::vector<std::unique_ptr<std::byte[]>> private_loans;
   std::vector<std::size_t> last_sizes;  // of the chunks the last step put through segments
+  std::optional<std::string> aborted;   // the open step was aborted: the server's reason
+  std::string last_abort;               // why the last step end_step() dropped was aborted
   bool closed = false;
 };
 
@@ -434,6 +439,7 @@ StreamWriter::StreamWriter(StreamWriter&&) noexcept = default;
 StreamWriter& StreamWriter::operator=(StreamWriter&&) noexcept = default;
 
 const std::string& StreamWriter::stream() const noexcept { return impl_->stream; }
+const std::string& StreamWriter::last_abort_reason() const noexcept { return impl_->last_abort; }
 std::uint32_t StreamWriter::rank() const noexcept { return impl_->rank; }
 
 void StreamWriter::begin_step(std::int64_t step) {
@@ -463,6 +469,11 @@ void StreamWriter::begin_step(std::int64_t step) {
       wait_of(timeout));
   if (reply.is_error()) {
     w.lent.clear();
+    if (is_aborted(reply.string)) {  // the others went on without this step: so does this writer
+      w.open_step = step;
+      w.aborted = reply.string;
+      return;
+    }
     client::throw_server_error(reply.string, "SS.STREAM.BEGIN");
   }
   if (reply.is_nil()) {
@@ -488,6 +499,7 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
                                std::to_string(expected));
   }
   Impl& w = *impl_;
+  if (w.aborted) return;  // the step was aborted: nothing of it is sent
   const std::string_view global = w.keep(stream::format_extent_list(global_extent));
   const std::string_view at = w.keep(stream::format_extent_list(offset));
   const std::string_view size = w.keep(stream::format_extent_list(extent));
@@ -509,6 +521,10 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   const std::size_t bytes = check_chunk("loan_chunk", impl_->open_step.has_value(), component,
                                         dtype, global_extent, offset, extent);
   Impl& w = *impl_;
+  if (w.aborted) {  // the step was aborted: memory to fill, never sent
+    auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
+    return {memory.get(), bytes};
+  }
   const std::string_view global = w.keep(stream::format_extent_list(global_extent));
   const std::string_view at = w.keep(stream::format_extent_list(offset));
   const std::string_view size = w.keep(stream::format_extent_list(extent));
@@ -531,6 +547,7 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
 void StreamWriter::set_attribute(std::string_view path, std::string_view name,
                                  AttributeValue value) {
   if (!impl_->open_step) throw InvalidArgumentError("set_attribute: no step is open");
+  if (impl_->aborted) return;
   impl_->add_attribute(*impl_->open_step, path, name, value);
 }
 
@@ -540,8 +557,15 @@ void StreamWriter::set_stream_attribute(std::string_view path, std::string_view 
   if (!impl_->open_step) impl_->flush("SS.STREAM.ATTR");
 }
 
-void StreamWriter::end_step() {
+bool StreamWriter::end_step() {
   if (!impl_->open_step) throw InvalidArgumentError("end_step: no step is open");
+  if (impl_->aborted) {
+    impl_->reset();
+    impl_->lent.clear();
+    impl_->open_step.reset();
+    impl_->last_abort = *std::exchange(impl_->aborted, std::nullopt);
+    return false;
+  }
   // The chunks, the attributes and END in one round trip: the server refuses the END when any of
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
@@ -551,9 +575,19 @@ void StreamWriter::end_step() {
     if (l.used) w.last_sizes.push_back(l.mapping->size);
   }
   w.start(4, "SS.STREAM.END", *w.open_step);
-  w.flush("end_step");
+  try {
+    w.flush("end_step");
+  } catch (const ServerError& e) {
+    if (!is_aborted(e.server_text())) throw;
+    // Aborted while this writer was busy with it (another writer failed, or it timed out).
+    w.lent.clear();
+    w.open_step.reset();
+    w.last_abort = e.server_text();
+    return false;
+  }
   w.lent.clear();
   w.open_step.reset();
+  return true;
 }
 
 void StreamWriter::close() {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "slipstream/stream.hpp"
 #include "slipstream/stream_chunks.hpp"
 #include "support/raw_client.hpp"
 #include "support/server_process.hpp"
@@ -440,7 +441,12 @@ TEST_F(StreamTest, WriterDisconnectMidStepSkipsAndGoesOn) {
   ok(reader, {"SS.STREAM.RELEASE", s, "g", "0", "0"});
   EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str(),
             "[$skipped, :1, $writer 1 disconnected during step 1]");
-  EXPECT_TRUE(w0.call({"SS.STREAM.END", s, "0", "1"}).is_error());  // step 1 was aborted
+  // Step 1 was aborted: the survivor is told so with ABORTED (not a misuse error), for its
+  // chunks and its END alike, so that it can drop the step and go on.
+  RespReply put = w0.call({"SS.STREAM.PUT", s, "0", "1", "meshes/late", "INT8", "1", "0", "1", "x"});
+  EXPECT_EQ(put.text.rfind("ABORTED step 1 was aborted (writer 1 disconnected during step 1)", 0),
+            0u) << put.str();
+  EXPECT_EQ(w0.call({"SS.STREAM.END", s, "0", "1"}).text.rfind("ABORTED", 0), 0u);
   // The stream goes on with writer 0 alone.
   ok(w0, {"SS.STREAM.BEGIN", s, "0", "2"});
   ok(w0, {"SS.STREAM.END", s, "0", "2"});
@@ -658,6 +664,36 @@ TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
   EXPECT_LT(used(), before + 400000);  // freed with the step
 }
 
+
+// A surviving writer that had not begun the step another writer's death aborted: its BEGIN says
+// ABORTED, and the C++ writer then goes through the step sending nothing (end_step() is false)
+// and on to the next, which readers get whole.
+TEST_F(StreamTest, SurvivorOfAnAbortedStepGoesOnWithTheNext) {
+  const std::string s = stream_name();
+  auto dying = std::make_unique<RawClient>(client());
+  RawClient reader = client();
+  ok(*dying, {"SS.STREAM.WRITE", s, "1", "2", "node1"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  ClientOptions options;
+  options.address = "tcp://127.0.0.1:" + std::to_string(server_->port());
+  StreamWriter survivor(options, s, 0, 2);
+  ok(*dying, {"SS.STREAM.BEGIN", s, "1", "0"});
+  dying.reset();  // writer 1 dies in step 0, which writer 0 has not begun
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).elements.at(0).text, "skipped");
+  const std::vector<std::uint64_t> global{4}, offset{0}, extent{4};
+  const std::vector<std::int32_t> values{1, 2, 3, 4};
+  survivor.begin_step(0);
+  survivor.put_chunk<std::int32_t>(kMesh, global, offset, extent, values);
+  survivor.set_attribute("/", "time", 0.0);
+  EXPECT_FALSE(survivor.end_step());
+  EXPECT_NE(survivor.last_abort_reason().find("writer 1 disconnected during step 0"),
+            std::string::npos) << survivor.last_abort_reason();
+  survivor.begin_step(1);
+  survivor.put_chunk<std::int32_t>(kMesh, global, offset, extent, values);
+  EXPECT_TRUE(survivor.end_step());
+  Step got = parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"}));
+  EXPECT_EQ(got.number, 1);
+}
 
 // ---- Shared-memory segments --------------------------------------------------------------------
 

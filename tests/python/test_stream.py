@@ -59,7 +59,7 @@ def write_steps(address, stream, rank, writers=2, steps=STEPS, **options):
                 writer.put_chunk("meshes/E/x", whole[first:first + 2], GLOBAL, (first, 0))
             begin, end = (0, 6) if rank == 0 else (6, PARTICLES)
             writer.put_chunk("particles/e/id", ids(step)[begin:end], (PARTICLES,), (begin,))
-            writer.end_step()
+            assert writer.end_step() is True  # published (False: aborted, see last_abort_reason)
 
 
 def stream_info(client, stream):

@@ -255,15 +255,20 @@ class WriterHandle {
     });
   }
 
-  void end_step() {
+  bool end_step() {
+    bool published = false;
     try {
-      with_writer([](StreamWriter& w) { w.end_step(); });
+      published = with_writer([](StreamWriter& w) { return w.end_step(); });
     } catch (...) {
       // The writer sent or dropped everything pending either way: nothing borrows the arrays.
       borrowed_.clear();
       throw;
     }
     borrowed_.clear();
+    return published;
+  }
+  std::string last_abort_reason() {
+    return with_writer([](StreamWriter& w) { return w.last_abort_reason(); });
   }
 
   void close() {
@@ -453,9 +458,14 @@ every step they read after it arrived.
       .def("end_step", &WriterHandle::end_step, R"doc(
 Sends the step's chunks and attributes and ends the step for this writer (one round trip; the GIL
 is released meanwhile). The step becomes visible to readers once every writer has ended it. The
-arrays given to put_chunk are no longer referenced afterwards, whether or not this raised. Raises
-the first error the server reported for the step (ServerError, OutOfMemoryError).
+arrays given to put_chunk are no longer referenced afterwards, whether or not this raised.
+Returns True, or False when the step was aborted instead (another writer failed mid-step, or the
+step timed out; the stream goes on and readers are told it was skipped; last_abort_reason says
+why). Raises the first other error the server reported for the step (ServerError,
+OutOfMemoryError).
 )doc")
+      .def("last_abort_reason", &WriterHandle::last_abort_reason,
+           "Why the last step end_step returned False for was aborted.")
       .def("close", &WriterHandle::close, R"doc(
 This writer is done: once every writer has closed, readers get the end of the stream after the
 steps already complete. A step still open is dropped. Later calls raise ConnectionError; closing

@@ -163,6 +163,7 @@ void Stream::attach_writer(std::uint32_t rank, const WriterOptions& options, std
 
 bool Stream::begin(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
   check_writer(rank, session);
+  check_not_aborted(step);
   if (!queue_->begin(rank, step)) return false;
   auto [data, created] = step_data_.try_emplace(step);
   data->second.begun.insert(rank);
@@ -174,6 +175,7 @@ bool Stream::begin(std::uint32_t rank, std::int64_t step, std::uint64_t session)
 
 StepData& Stream::open_step(std::uint32_t rank, std::int64_t step) {
   auto data = step_data_.find(step);
+  if (data == step_data_.end()) check_not_aborted(step);
   if (data == step_data_.end() || !data->second.begun.count(rank)) {
     throw StreamError("writer " + std::to_string(rank) + " has not begun " + step_text(step) +
                       (data == step_data_.end() ? " (or it was aborted)" : ""));
@@ -281,10 +283,11 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
 
 void Stream::fail_writer(std::uint32_t rank) {
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
+  std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
   for (const auto& [number, data] : step_data_) {
     if (data.begun.count(rank) && !data.ended.count(rank) && !queue_->is_complete(number)) {
-      reason += " during " + step_text(number);
-      break;
+      if (doomed.empty()) reason += " during " + step_text(number);
+      doomed.push_back(number);
     }
   }
   writer_sessions_.erase(rank);
@@ -293,7 +296,21 @@ void Stream::fail_writer(std::uint32_t rank) {
   segments_.writer_gone(rank);
   try {
     queue_->fail_writer(rank, reason);
+    for (std::int64_t step : doomed) remember_aborted(step, reason);
   } catch (const stream::QueueError&) {  // already closed or failed: nothing left to abort
+  }
+}
+
+void Stream::remember_aborted(std::int64_t step, const std::string& reason) {
+  aborted_[step] = reason;
+  while (aborted_.size() > kAbortedRemembered) aborted_.erase(aborted_.begin());
+}
+
+void Stream::check_not_aborted(std::int64_t step) const {
+  auto aborted = aborted_.find(step);
+  if (aborted != aborted_.end()) {
+    throw StreamAborted(step_text(step) + " was aborted (" + aborted->second +
+                        "); the stream goes on with the next step");
   }
 }
 
@@ -311,9 +328,11 @@ void Stream::expire_step(std::int64_t step) {
   }
   std::string names;
   for (std::uint32_t rank : late) names += (names.empty() ? "" : ", ") + std::to_string(rank);
-  queue_->abort_step(step, step_text(step) + " timed out after " +
-                               std::to_string(options_->step_timeout_ms) + " ms: writer" +
-                               (late.size() == 1 ? " " : "s ") + names + " had not ended it");
+  const std::string reason = step_text(step) + " timed out after " +
+                             std::to_string(options_->step_timeout_ms) + " ms: writer" +
+                             (late.size() == 1 ? " " : "s ") + names + " had not ended it";
+  queue_->abort_step(step, reason);
+  remember_aborted(step, reason);
 }
 
 // ---- Readers ---------------------------------------------------------------------------------

@@ -212,6 +212,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   StepData& open_step(std::uint32_t rank, std::int64_t step);
   StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery) const;
   void fail_writer(std::uint32_t rank);
+  // Aborted steps, so that a surviving writer still busy with one is told so (StreamAborted)
+  // rather than refused as if it had misbehaved. The most recent kAbortedRemembered are kept.
+  void remember_aborted(std::int64_t step, const std::string& reason);
+  void check_not_aborted(std::int64_t step) const;
+  static constexpr std::size_t kAbortedRemembered = 64;
   void drop_freed();
 
   std::mutex mutex_;
@@ -223,6 +228,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   stream::RankTable writer_hosts_;
   std::set<std::uint32_t> departed_writers_;  // closed or failed
   std::set<std::uint32_t> failed_writers_;    // failed (connection closed, no CLOSE)
+  std::map<std::int64_t, std::string> aborted_;  // recently aborted steps, with the reason
   std::map<std::uint32_t, std::uint64_t> writer_sessions_;
   std::map<std::string, GroupData> groups_;
   std::map<ReaderKey, std::uint64_t> reader_sessions_;

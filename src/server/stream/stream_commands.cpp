@@ -19,6 +19,9 @@ std::string stream_error_text(const std::exception& error) {
   if (dynamic_cast<const StreamOutOfMemory*>(&error) != nullptr) {
     return std::string("OOM ") + error.what();
   }
+  if (dynamic_cast<const StreamAborted*>(&error) != nullptr) {
+    return std::string("ABORTED ") + error.what();
+  }
   if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr) {
     return "OOM out of memory handling a stream request";
   }

@@ -20,4 +20,11 @@ class StreamOutOfMemory : public StreamError {
   explicit StreamOutOfMemory(const std::string& message) : StreamError(message) {}
 };
 
+/// A writer's request for a step that was aborted (another writer failed, or the step timed
+/// out): replied as "-ABORTED <what()>", so that the writer can drop the step and go on.
+class StreamAborted : public StreamError {
+ public:
+  explicit StreamAborted(const std::string& message) : StreamError(message) {}
+};
+
 }  // namespace slipstream::server
