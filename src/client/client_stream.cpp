@@ -187,6 +187,31 @@ std::size_t check_chunk(const char* what, bool step_open, std::string_view compo
   return product(extent) * dtype_size(dtype);
 }
 
+// A chunk's bytes as a reader got them: mapped (shared) or received, kept alive by `owner`.
+struct ReceivedChunk {
+  std::span<const std::byte> bytes;
+  std::shared_ptr<const void> owner;
+  bool shared = false;
+};
+
+// The reader's pieces of `component`: piece i is cut from chunk source_of[i], whose bytes are
+// received[k] for wanted[k] == source_of[i].
+std::vector<StreamPiece> assemble(const StreamComponent& component,
+                                  const std::vector<std::size_t>& source_of,
+                                  const std::vector<std::size_t>& wanted,
+                                  const std::vector<ReceivedChunk>& received,
+                                  std::size_t element_size) {
+  std::vector<StreamPiece> out;
+  for (std::size_t i = 0; i < component.mine.size(); ++i) {
+    const std::size_t j = source_of[i];
+    const ReceivedChunk& chunk = received[static_cast<std::size_t>(
+        std::find(wanted.begin(), wanted.end(), j) - wanted.begin())];
+    out.push_back(view_piece(component.chunks[j], component.mine[i], element_size, chunk.bytes,
+                             chunk.owner, chunk.shared));
+  }
+  return out;
+}
+
 // The server's reply to a writer's request for a step that was aborted.
 bool is_aborted(std::string_view error) { return error.starts_with("ABORTED"); }
 
@@ -673,6 +698,8 @@ class StreamStep::Impl {
   std::vector<StreamComponent> components;
   std::vector<std::vector<std::int64_t>> chunk_ids;  // per component, parallel to its chunks
   std::vector<StreamAttribute> attributes;
+  // Chunks whose segments NEXT ... MAP passed, mapped, by chunk id.
+  std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;
 };
 
 StreamReader::StreamReader(const ClientOptions& client_options, std::string_view stream,
@@ -729,8 +756,17 @@ StreamNext StreamReader::next_step() {
     request.command({"SS.STREAM.RELEASE", s.stream, s.group, std::to_string(s.rank),
                      std::to_string(*releasing)});
   }
-  request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
-                   std::to_string(timeout.count())});
+  // Over shared memory, MAP: the reply passes the descriptors of the step's chunks in writer
+  // segments, so load() needs no further round trip for them.
+  const bool map = s.client.shm_link().active();
+  if (map) {
+    request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
+                     std::to_string(timeout.count()), "MAP"});
+  } else {
+    request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
+                     std::to_string(timeout.count())});
+  }
+  std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;  // by chunk id
   Reply reply = s.client.exchange(
       s.stream, request,
       [&](client::Connection& c) {
@@ -739,6 +775,14 @@ StreamNext StreamReader::next_step() {
         Reply answer = c.read_reply();
         if (released && released->is_error()) {
           client::throw_server_error(released->string, "SS.STREAM.RELEASE");
+        }
+        if (map && answer.is_array() && answer.elements.size() == 8) {
+          for (const Reply& entry : answer.elements[7].elements) {  // [chunk id, segment, bytes]
+            if (entry.elements.size() != 3) c.protocol_error("malformed SS.STREAM.NEXT reply");
+            mapped[entry.elements[0].integer] =
+                s.mapping(c, static_cast<std::uint64_t>(entry.elements[1].integer),
+                          static_cast<std::size_t>(entry.elements[2].integer));
+          }
         }
         return answer;
       },
@@ -760,6 +804,7 @@ StreamNext StreamReader::next_step() {
   if (kind != "step") throw ProtocolError("SS.STREAM.NEXT: unknown reply kind '" + kind + "'");
   auto impl = std::make_unique<StreamStep::Impl>();
   impl->reader = impl_->state;
+  impl->mapped = std::move(mapped);
   impl->number = element(reply, 1, "step").integer;
   s.held = impl->number;
   stream::RankTable readers, writers;
@@ -864,34 +909,43 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   }
   std::vector<StreamPiece> out;
   if (wanted.empty()) return out;
-  // Over shared memory, chunks in writer segments come as descriptors (mapped, not copied);
-  // the others, and all of them over TCP, as bytes.
+  const std::size_t element_size = dtype_size(component.dtype);
+  using Received = ReceivedChunk;
+  std::vector<Received> received(wanted.size());
+  // Chunks whose segments came with NEXT are mapped already; the others are asked for: over
+  // shared memory, chunks in writer segments come as descriptors (mapped, not copied), the rest,
+  // and all of them over TCP, as bytes.
+  std::vector<std::size_t> asked;  // indices into `wanted`
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
+    auto found = impl_->mapped.find(ids[wanted[k]]);
+    if (found != impl_->mapped.end() && found->second->size == size) {
+      received[k] = Received{{found->second->bytes(), size}, found->second, true};
+    } else {
+      asked.push_back(k);
+    }
+  }
+  if (asked.empty()) return assemble(component, source_of, wanted, received, element_size);
   const bool shared = s.client.shm_link().active();
   const char* command = shared ? "SS.STREAM.VIEW" : "SS.STREAM.GET";
   Request request;
-  request.command(5 + wanted.size());
+  request.command(5 + asked.size());
   request.arg(command);
   request.arg(s.stream);
   request.arg(s.group);
   request.arg(static_cast<std::int64_t>(s.rank));
   request.arg(impl_->number);
-  for (std::size_t j : wanted) request.arg(ids[j]);
-  const std::size_t element_size = dtype_size(component.dtype);
-  struct Received {
-    std::span<const std::byte> bytes;
-    std::shared_ptr<const void> owner;
-    bool shared = false;
-  };
-  std::vector<Received> received(wanted.size());
+  for (std::size_t k : asked) request.arg(ids[wanted[k]]);
   s.client.exchange(s.stream, request, [&](client::Connection& c) {
     Reply reply = c.read_reply();
     if (reply.is_error()) client::throw_server_error(reply.string, command);
-    if (!reply.is_array() || reply.elements.size() != wanted.size()) {
-      c.protocol_error(std::string(command) + ": expected " + std::to_string(wanted.size()) +
+    if (!reply.is_array() || reply.elements.size() != asked.size()) {
+      c.protocol_error(std::string(command) + ": expected " + std::to_string(asked.size()) +
                        " chunks");
     }
-    for (std::size_t k = 0; k < wanted.size(); ++k) {
-      Reply& element = reply.elements[k];
+    for (std::size_t a = 0; a < asked.size(); ++a) {
+      const std::size_t k = asked[a];
+      Reply& element = reply.elements[a];
       const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
       if (element.is_array()) {  // [segment id, bytes] and a descriptor
         if (element.elements.size() != 2 ||
@@ -912,14 +966,7 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
       }
     }
   });
-  for (std::size_t i = 0; i < component.mine.size(); ++i) {
-    const std::size_t j = source_of[i];
-    const Received& chunk = received[static_cast<std::size_t>(
-        std::find(wanted.begin(), wanted.end(), j) - wanted.begin())];
-    out.push_back(view_piece(component.chunks[j], component.mine[i], element_size, chunk.bytes,
-                             chunk.owner, chunk.shared));
-  }
-  return out;
+  return assemble(component, source_of, wanted, received, element_size);
 }
 
 void StreamStep::release() {

@@ -419,5 +419,40 @@ TEST(StreamClient, OpeningSeveralStreamsInAnyOrderDoesNotDeadlock) {
   EXPECT_EQ(steps_read.load(), 4);
 }
 
+// A step with more chunks in segments than NEXT passes descriptors for (64): the reader asks for
+// the rest with VIEW; every element arrives, every piece a mapped view.
+TEST(StreamClient, ManySharedChunksAreViewedWhenNextDoesNotMapThem) {
+  ServerProcess& server = shared_server();
+  ClientOptions options;
+  options.address = server.unix_address();
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.shared_memory_min_bytes = 1;
+  writer_options.expected_groups = 1;
+  StreamWriter writer(options, name, 0, 1, writer_options);
+  StreamReader reader(options, name, "g", 0, 1);
+  constexpr std::uint64_t kChunks = 100;
+  const std::vector<std::uint64_t> global{kChunks}, extent{1};
+  for (int step = 0; step < 2; ++step) {
+    writer.begin_step(step);
+    for (std::uint64_t i = 0; i < kChunks; ++i) {
+      const std::vector<std::uint64_t> offset{i};
+      writer.loan_chunk<std::int64_t>("particles/e/id", global, offset, extent)[0] =
+          static_cast<std::int64_t>(step * 1000 + i);
+    }
+    EXPECT_TRUE(writer.end_step());
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+    std::vector<int> seen(kChunks, 0);
+    for (const StreamPiece& piece : next.step->load("particles/e/id")) {
+      EXPECT_TRUE(piece.shared);
+      const std::uint64_t at = piece.piece.offset[0];
+      EXPECT_EQ(piece.as<std::int64_t>()[0], static_cast<std::int64_t>(step * 1000 + at));
+      ++seen[at];
+    }
+    EXPECT_EQ(seen, std::vector<int>(kChunks, 1));
+  }
+}
+
 }  // namespace
 }  // namespace slipstream::testing

@@ -121,12 +121,27 @@ void write_component(ReplyBuffer& reply, const ComponentData& component) {
   }
 }
 
+// The most chunk descriptors one NEXT ... MAP reply passes; a step with more segment chunks
+// passes none (its readers then ask for theirs with SS.STREAM.VIEW).
+constexpr std::size_t kMappedChunksMax = 64;
+
 // ["step", step, readers, writers, strategy, attributes, components], ["skipped", step, reason]
-// or ["end"].
-void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery) {
+// or ["end"]. With `map` (NEXT ... MAP, shared memory attached), a step gets an eighth element:
+// [chunk-id, segment-id, bytes] for each chunk in a writer segment, whose descriptors are passed
+// alongside in that order, so that a reader on the node loads its share without another round
+// trip.
+void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) {
+  std::size_t mapped = 0;
+  if (map && delivery.kind == stream::Delivery::Kind::kStep) {
+    for (const auto& segment : delivery.segments) mapped += segment ? 1 : 0;
+    if (mapped > kMappedChunksMax) mapped = 0;
+    for (const auto& segment : delivery.segments) {
+      if (segment && mapped > 0) reply.pass_fd(segment->fd(), segment);
+    }
+  }
   switch (delivery.kind) {
     case stream::Delivery::Kind::kStep:
-      reply.array(7);
+      reply.array(map ? 8 : 7);
       reply.bulk("step");
       reply.integer(delivery.step);
       write_rank_names(reply, delivery.readers);
@@ -136,6 +151,16 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery) {
       for (const Attribute& attribute : delivery.attributes) write_attribute(reply, attribute);
       reply.array(delivery.components.size());
       for (const ComponentData& component : delivery.components) write_component(reply, component);
+      if (map) {
+        reply.array(mapped);
+        for (std::size_t id = 0; mapped > 0 && id < delivery.segments.size(); ++id) {
+          if (!delivery.segments[id]) continue;
+          reply.array(3);
+          reply.integer(static_cast<std::int64_t>(id));
+          reply.integer(static_cast<std::int64_t>(delivery.segments[id]->id()));
+          reply.integer(static_cast<std::int64_t>(delivery.segments[id]->size()));
+        }
+      }
       break;
     case stream::Delivery::Kind::kSkipped:
       reply.array(3);
@@ -169,12 +194,26 @@ Outcome join(CommandContext& c) {
   });
 }
 
-// SS.STREAM.NEXT stream group rank [TIMEOUT ms]
+// SS.STREAM.NEXT stream group rank [TIMEOUT ms] [MAP]
 Outcome next(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::string group = parse_group(c.arg(2));
     const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
-    const std::int64_t timeout = parse_timeout_option(c, 4);
+    std::int64_t timeout = 0;
+    bool map = false;
+    for (std::size_t i = 4; i < c.argc(); ++i) {
+      if (equals_nocase(c.arg(i), "TIMEOUT") && i + 1 < c.argc()) {
+        timeout = parse_milliseconds(c.arg(++i), "TIMEOUT");
+      } else if (equals_nocase(c.arg(i), "MAP")) {
+        if (!c.session.shm) {
+          throw StreamError("MAP needs shared memory: SS.SHM.ATTACH first (Unix socket)");
+        }
+        map = true;
+      } else {
+        throw StreamError("syntax error: expected TIMEOUT ms or MAP after the arguments, got '" +
+                          std::string(c.arg(i)) + "'");
+      }
+    }
     const std::uint64_t session = c.session.id();
     std::optional<StepDelivery> delivery;
     Outcome outcome = Outcome::kDone;
@@ -183,15 +222,15 @@ Outcome next(CommandContext& c) {
       if (delivery) return;
       outcome = park(
           c, s,
-          [group, rank, session](Stream& parked_on) -> std::optional<ReplyWriter> {
+          [group, rank, session, map](Stream& parked_on) -> std::optional<ReplyWriter> {
             auto ready = parked_on.next(group, rank, session);
             if (!ready) return std::nullopt;
             auto shared = std::make_shared<const StepDelivery>(std::move(*ready));
-            return [shared](ReplyBuffer& reply) { write_delivery(reply, *shared); };
+            return [shared, map](ReplyBuffer& reply) { write_delivery(reply, *shared, map); };
           },
           timeout);
     });
-    if (delivery) write_delivery(c.reply, *delivery);
+    if (delivery) write_delivery(c.reply, *delivery, map);
     return outcome;
   });
 }
@@ -323,9 +362,11 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
      "Joins reader rank of a group of size readers on hostname to the stream (created if need "
      "be): +OK. The reader is bound to this connection."},
     {"SS.STREAM.NEXT", -4, kWrite | kBlocking, 1, 1, 1, next, "stream",
-     "stream group rank [TIMEOUT ms]",
+     "stream group rank [TIMEOUT ms] [MAP]",
      "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
-     "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit)."},
+     "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit). "
+     "MAP (shared memory attached): a step also lists [chunk-id, segment, bytes] of its chunks "
+     "in writer segments, their memfds passed alongside."},
     {"SS.STREAM.GET", -6, kReadOnly, 1, 1, 1, get, "stream",
      "stream group rank step chunk-id [chunk-id ...]",
      "The bytes of chunks of the step the reader holds, one bulk string each."},

@@ -418,6 +418,7 @@ StepDelivery Stream::make_delivery(const std::string& group,
     out.attributes.insert(out.attributes.end(), step->second.attributes.begin(),
                           step->second.attributes.end());
     out.components = step->second.components;
+    for (const StoredChunk& chunk : step->second.chunks) out.segments.push_back(chunk.segment);
   }
   return out;
 }

@@ -69,6 +69,8 @@ struct StepDelivery {
   std::string strategy;
   std::vector<Attribute> attributes;      ///< stream level first, then the step's
   std::vector<ComponentData> components;  ///< chunk tables, no bytes
+  /// By chunk id: the writer segment holding the chunk, or null (heap bytes).
+  std::vector<std::shared_ptr<ShmWriterSegment>> segments;
 };
 
 using ReplyWriter = std::function<void(ReplyBuffer&)>;
