@@ -74,6 +74,7 @@ typedef enum slipstream_status {
   SLIPSTREAM_OUT_OF_MEMORY = 9,    /**< the server is over its memory limit */
   SLIPSTREAM_AUTH_ERROR = 10,      /**< wrong password, or a password is required */
   SLIPSTREAM_BACKEND_ERROR = 11,   /**< the in-process model backend failed */
+  SLIPSTREAM_STEP_ABORTED = 12,    /**< slipstream_stream_end_step: the step was aborted instead */
   SLIPSTREAM_CLIENT_OUT_OF_MEMORY = 100, /**< this process could not allocate memory */
   SLIPSTREAM_INTERNAL_ERROR = 101        /**< an unexpected failure inside the library (a bug) */
 } slipstream_status_t;
@@ -835,7 +836,11 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_attribute_doubles(
  *  the chunks' buffers are free again when it returns (on success or failure). The step becomes
  *  visible to readers when every writer has ended it. Returns the first error the server
  *  reported for the step (a chunk outside the global extent, OUT_OF_MEMORY, ...);
- *  INVALID_ARGUMENT if no step is open. */
+ *  INVALID_ARGUMENT if no step is open. SLIPSTREAM_STEP_ABORTED when the step was aborted
+ *  instead (another writer failed or closed mid-step, or the step timed out): the stream goes on,
+ *  readers are told the step was skipped, slipstream_last_error() says why, and this writer may
+ *  begin its next step. A writer whose step was aborted before it began it gets through
+ *  begin_step, put_chunk and set_attribute as usual, nothing being sent, and this status here. */
 SLIPSTREAM_C_API slipstream_status_t slipstream_stream_end_step(slipstream_stream_writer_t* writer);
 /** This writer is done. Once every writer has closed, readers get SLIPSTREAM_STREAM_END after
  *  the queued steps. Closing twice is a no-op. */

@@ -18,6 +18,7 @@ module slipstream_c_api
   integer, parameter :: SLIPSTREAM_OUT_OF_MEMORY = 9
   integer, parameter :: SLIPSTREAM_AUTH_ERROR = 10
   integer, parameter :: SLIPSTREAM_BACKEND_ERROR = 11
+  integer, parameter :: SLIPSTREAM_STEP_ABORTED = 12
   integer, parameter :: SLIPSTREAM_CLIENT_OUT_OF_MEMORY = 100
   integer, parameter :: SLIPSTREAM_INTERNAL_ERROR = 101
 

@@ -191,6 +191,8 @@ const char* slipstream_status_name(slipstream_status_t status) {
       return "client out of memory";
     case SLIPSTREAM_INTERNAL_ERROR:
       return "internal error";
+    case SLIPSTREAM_STEP_ABORTED:
+      return "step aborted";
     default:
       break;
   }

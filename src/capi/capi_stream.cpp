@@ -424,16 +424,21 @@ slipstream_status_t slipstream_stream_set_attribute_doubles(slipstream_stream_wr
 }
 
 slipstream_status_t slipstream_stream_end_step(slipstream_stream_writer_t* writer) {
-  return guarded([&] {
+  bool published = true;
+  std::string reason;
+  const slipstream_status_t status = guarded([&] {
     slipstream_stream_writer& w = deref(writer, "stream writer handle");
     try {
-      w.writer.end_step();
+      published = w.writer.end_step();
     } catch (...) {
       w.copies.clear();  // sent or dropped: either way the step's chunks are no longer needed
       throw;
     }
     w.copies.clear();
+    if (!published) reason = w.writer.last_abort_reason();
   });
+  if (status == SLIPSTREAM_OK && !published) return fail(SLIPSTREAM_STEP_ABORTED, reason.c_str());
+  return status;
 }
 
 slipstream_status_t slipstream_stream_writer_close(slipstream_stream_writer_t* writer) {

@@ -451,6 +451,52 @@ static void check_int64_array_attribute(void) {
   EXPECT_OK(slipstream_stream_writer_destroy(&writer));
 }
 
+/* A writer whose partner closes mid-step: the step is aborted, end_step says so
+ * (SLIPSTREAM_STEP_ABORTED, with the reason), and the stream goes on with the next step. */
+static void check_aborted_step(void) {
+  const char* const name = "capi.stream.aborted";
+  const int64_t global[1] = {2}, offset[1] = {0}, extent[1] = {1};
+  const int32_t one[1] = {7};
+  slipstream_stream_writer_t* survivor = NULL;
+  slipstream_stream_writer_t* leaving = NULL;
+  slipstream_stream_reader_t* reader = NULL;
+  slipstream_stream_reader_options_t reader_options;
+  slipstream_stream_next_kind_t kind = -1;
+  slipstream_stream_step_t* s = NULL;
+  int64_t number = -1;
+  EXPECT_OK(slipstream_stream_writer_create(NULL, name, NTS, 0, 2, NULL, &survivor));
+  EXPECT_OK(slipstream_stream_writer_create(NULL, name, NTS, 1, 2, NULL, &leaving));
+  EXPECT_OK(slipstream_stream_reader_options_init(&reader_options));
+  reader_options.next_timeout_ms = 20000;
+  EXPECT_OK(slipstream_stream_reader_create(NULL, name, NTS, "g", NTS, 0, 1, &reader_options,
+                                            &reader));
+  if (survivor == NULL || leaving == NULL || reader == NULL) return;
+  EXPECT_OK(slipstream_stream_begin_step(survivor, 0));
+  EXPECT_OK(slipstream_stream_begin_step(leaving, 0));
+  EXPECT_OK(slipstream_stream_writer_close(leaving)); /* mid-step: step 0 is aborted */
+  EXPECT_OK(slipstream_stream_put_chunk(survivor, "meshes/n", NTS, SLIPSTREAM_INT32, 1, global,
+                                        offset, extent, one, sizeof one));
+  EXPECT_STATUS(SLIPSTREAM_STEP_ABORTED, slipstream_stream_end_step(survivor));
+  CHECK(strstr(slipstream_last_error(), "writer 1 closed the stream during step 0") != NULL);
+  CHECK(strcmp(slipstream_status_name(SLIPSTREAM_STEP_ABORTED), "step aborted") == 0);
+  EXPECT_OK(slipstream_stream_begin_step(survivor, 1));
+  EXPECT_OK(slipstream_stream_put_chunk(survivor, "meshes/n", NTS, SLIPSTREAM_INT32, 1, global,
+                                        offset, extent, one, sizeof one));
+  EXPECT_OK(slipstream_stream_end_step(survivor));
+  EXPECT_OK(slipstream_stream_next_step(reader, &kind, NULL, &s));
+  CHECK(kind == SLIPSTREAM_STREAM_SKIPPED);
+  EXPECT_OK(slipstream_stream_next_step(reader, &kind, NULL, &s));
+  CHECK(kind == SLIPSTREAM_STREAM_STEP && s != NULL);
+  if (s != NULL) {
+    EXPECT_OK(slipstream_stream_step_number(s, &number));
+    CHECK(number == 1);
+    EXPECT_OK(slipstream_stream_step_destroy(&s));
+  }
+  EXPECT_OK(slipstream_stream_reader_destroy(&reader));
+  EXPECT_OK(slipstream_stream_writer_destroy(&leaving));
+  EXPECT_OK(slipstream_stream_writer_destroy(&survivor));
+}
+
 /* Bad arguments that never reach the server. */
 static void check_bad_arguments(void) {
   slipstream_stream_writer_options_t options;
@@ -601,6 +647,7 @@ int main(int argc, char** argv) {
   check_step_timeout();
   check_timeouts();
   check_bad_arguments();
+  check_aborted_step();
 
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

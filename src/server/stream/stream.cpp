@@ -275,7 +275,15 @@ void Stream::refuse(std::uint32_t rank, std::int64_t step) {
 
 void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
   check_writer(rank, session);
+  std::optional<std::int64_t> open;  // a writer has at most one open step
+  for (const auto& [number, data] : step_data_) {
+    if (data.begun.count(rank) && !data.ended.count(rank)) open = number;
+  }
   queue_->close_writer(rank);
+  if (open) {
+    remember_aborted(*open, "writer " + std::to_string(rank) + " closed the stream during " +
+                                step_text(*open));
+  }
   writer_sessions_.erase(rank);
   departed_writers_.insert(rank);
   segments_.writer_gone(rank);
@@ -285,9 +293,12 @@ void Stream::fail_writer(std::uint32_t rank) {
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
   std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
   for (const auto& [number, data] : step_data_) {
-    if (data.begun.count(rank) && !data.ended.count(rank) && !queue_->is_complete(number)) {
+    if (queue_->is_complete(number)) continue;
+    if (data.begun.count(rank) && !data.ended.count(rank)) {
       if (doomed.empty()) reason += " during " + step_text(number);
       doomed.push_back(number);
+    } else if (options_->config.end_on_writer_failure) {
+      doomed.push_back(number);  // the stream ends: every incomplete step goes
     }
   }
   writer_sessions_.erase(rank);
