@@ -45,10 +45,7 @@ ClientOptions options() {
 // A private directory, removed with everything in it.
 class TempDir {
  public:
-  TempDir() {
-    char pattern[] = "/tmp/slipstream-files-XXXXXX";
-    path_ = ::mkdtemp(pattern);
-  }
+  TempDir() : path_(make_temp_dir("slipstream-files")) {}
   ~TempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
@@ -76,8 +73,7 @@ std::string read_file(const std::string& path) {
 class Process {
  public:
   explicit Process(std::vector<std::string> args) {
-    char pattern[] = "/tmp/slipstream-run-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
+    dir_ = make_temp_dir("slipstream-run");
     const std::string out = dir_ + "/out", err = dir_ + "/err";
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -12,9 +12,11 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -57,6 +59,17 @@ inline std::vector<int> free_loopback_ports(int count) {
   return ports;
 }
 
+/// A fresh private directory `<temp>/<prefix>-XXXXXX` (temp: TMPDIR, else /tmp); the caller
+/// removes it. Throws std::runtime_error when it cannot be made.
+inline std::string make_temp_dir(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot make a temporary directory " + pattern + ": " +
+                             std::strerror(errno));
+  }
+  return pattern;
+}
+
 class ServerProcess {
  public:
   /// Starts the server with `extra_args` appended to the defaults. The snapshot directory is a
@@ -65,10 +78,7 @@ class ServerProcess {
   explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string dir = {},
                          int port = 0)
       : fixed_port_(port) {
-    char tmpl[] = "/tmp/slipstream-test-XXXXXX";
-    const char* made = ::mkdtemp(tmpl);
-    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
-    tmpdir_ = made;
+    tmpdir_ = make_temp_dir("slipstream-test");
     dir_ = dir.empty() ? tmpdir_ : dir;
     socket_path_ = tmpdir_ + "/slipstream.sock";
     start(std::move(extra_args));
