@@ -77,6 +77,14 @@ class StreamKillTest : public ::testing::Test {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return children_.start("writer " + std::to_string(rank), argv);
   }
+  // Writers 0-2, which run to the end while writer 3 is the one killed.
+  std::vector<ChildProcess*> start_survivors(const std::string& stream, int steps) {
+    std::vector<ChildProcess*> survivors;
+    for (std::uint32_t rank = 0; rank < 3; ++rank) {
+      survivors.push_back(&start_writer(stream, rank, steps));
+    }
+    return survivors;
+  }
   ChildProcess& start_reader(const std::string& stream, const Group& group, std::uint32_t rank,
                              std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = common_arguments("reader", stream, rank, group.size);
@@ -182,13 +190,11 @@ TEST_F(StreamKillTest, WriterKilledMidStepIsSkippedAndTheOthersGoOn) {
   constexpr int kSteps = 6, kStall = 2;
   const std::string stream = "writer-killed";
   std::vector<ChildProcess*> readers = start_groups(stream);
-  std::vector<ChildProcess*> survivors;
-  for (std::uint32_t rank = 0; rank < 3; ++rank)
-    survivors.push_back(&start_writer(stream, rank, kSteps));
+  std::vector<ChildProcess*> survivors = start_survivors(stream, kSteps);
   ChildProcess& victim = start_writer(stream, 3, kSteps, {"--stall", std::to_string(kStall)});
-  // Kill once every survivor has ended the step: a survivor that begins or ends the step after it
-  // was aborted gets an error from the server ("step 2 is no longer open", "writer 2 has not
-  // begun step 2 (or it was aborted)"), which this test is not about.
+  // Kill once every survivor has ended the step, so that only the victim leaves it unfinished (a
+  // survivor still busy with an aborted step drops it and goes on: that is
+  // StreamTest.SurvivorOfAnAbortedStepGoesOnWithTheNext).
   ASSERT_TRUE(children_.wait_until(
       [&] { return victim.has_line("stalled 2") && all_have(survivors, "ended 2"); },
       kFinishTimeout))
@@ -227,9 +233,7 @@ TEST_F(StreamKillTest, WriterKilledMidStepEndsTheStreamWhenAsked) {
   const std::string stream = "writer-killed-end";
   writer_options_ = {"--end-on-failure"};
   std::vector<ChildProcess*> readers = start_groups(stream);
-  std::vector<ChildProcess*> survivors;
-  for (std::uint32_t rank = 0; rank < 3; ++rank)
-    survivors.push_back(&start_writer(stream, rank, kSteps));
+  std::vector<ChildProcess*> survivors = start_survivors(stream, kSteps);
   ChildProcess& victim = start_writer(stream, 3, kSteps, {"--stall", std::to_string(kStall)});
   ASSERT_TRUE(children_.wait_until(
       [&] { return victim.has_line("stalled 2") && all_have(survivors, "began 2"); },
