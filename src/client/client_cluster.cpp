@@ -148,6 +148,13 @@ void Client::Impl::connection_lost(std::size_t node, const Error& error) {
 // ---- The slot map -------------------------------------------------------------------------------
 
 std::size_t Client::Impl::node_for(const Route& route) const {
+  if (clustered_ && route.node_id) {
+    for (std::size_t k = 0; k < nodes_.size(); ++k) {
+      if (nodes_[k].id == *route.node_id) return k;
+    }
+    throw ConnectionError("cluster member " + std::string(*route.node_id) +
+                          " is not in the slot map of the cluster at " + address_text_);
+  }
   if (!clustered_ || !route.key) return default_node_;
   int slot = key_slot(*route.key);
   std::uint16_t owner = slot_owner_[static_cast<std::size_t>(slot)];
@@ -201,8 +208,10 @@ bool Client::Impl::load_map(const Reply& reply) {
       added.push_back(std::move(node));
       slots.emplace_back();
     }
-    if (master.elements.size() > 2 && master.elements[2].string == seed_id_ && !seed_id_.empty()) {
-      seed_node = *index;
+    if (master.elements.size() > 2 && master.elements[2].is_string()) {
+      const std::string& id = master.elements[2].string;
+      (*index < nodes_.size() ? nodes_[*index] : added[*index - nodes_.size()]).id = id;
+      if (id == seed_id_ && !seed_id_.empty()) seed_node = *index;
     }
     std::string& text = slots[*index];
     if (!text.empty()) text += ",";
@@ -289,6 +298,14 @@ bool Client::Impl::follow_redirect(std::string_view text) {
   }
   slot_owner_[static_cast<std::size_t>(slot)] = static_cast<std::uint16_t>(index);
   return true;
+}
+
+std::optional<std::string> Client::Impl::colocation_member(std::string_view key) {
+  std::lock_guard lock(io_mutex_);
+  if (!clustered_ || node_for(key) == default_node_ || nodes_[default_node_].id.empty()) {
+    return std::nullopt;
+  }
+  return nodes_[default_node_].id;
 }
 
 bool Client::Impl::same_slot(std::string_view a, std::string_view b) const {

@@ -39,7 +39,14 @@ struct Route {
   Route(const std::string& k) : key(k) {}  // NOLINT(google-explicit-constructor)
   Route(const char* k) : key(k) {}         // NOLINT(google-explicit-constructor)
   static Route any() { return Route(); }
+  /// Cluster mode: the member with this node id (as CLUSTER SLOTS names it), whatever it serves.
+  static Route member(std::string_view node_id) {
+    Route route;
+    route.node_id = node_id;
+    return route;
+  }
   std::optional<std::string_view> key;
+  std::optional<std::string_view> node_id;
 
  private:
   Route() = default;
@@ -106,6 +113,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// Returns the default node's reply; an error reply or unreachable shard is thrown, after
   /// every node was tried.
   Reply broadcast(const client::Request& request, std::string_view context);
+
+  /// Cluster mode: the node id of the member this client was given (its node's shard) when
+  /// `key` lives on another member; nothing standalone, or when the key's member is that one, or
+  /// when the given member could not be identified. Where a stream writer keeps its chunks.
+  std::optional<std::string> colocation_member(std::string_view key);
 
   /// True when `a` and `b` are in the same hash slot (always true standalone): a server-side
   /// multi-key command (RENAME, COPY) may name both.
@@ -198,6 +210,7 @@ class __attribute__((visibility("hidden"))) Client::Impl {
     client::Address address;  ///< how this client reaches it
     std::string name;         ///< host:port as the cluster names it (standalone: the address)
     std::string slots;        ///< its slot ranges, for messages ("5461-10921")
+    std::string id;           ///< cluster: its node id from CLUSTER SLOTS (may be empty)
     std::unique_ptr<client::Connection> connection;
     bool reached = false;     ///< connected at least once: reconnects retry with back-off
   };

@@ -292,6 +292,7 @@ class StreamWriter::Impl {
     pending_count = 0;
     owned.clear();
     shm_chunks.clear();
+    colocated.clear();
     private_loans.clear();
   }
   void add_put(const std::string& component, DType dtype, std::string_view global,
@@ -306,9 +307,10 @@ class StreamWriter::Impl {
     pending.arg_borrowed(data, bytes);
   }
 
-  // A chunk that goes through a shared-memory segment lent at end_step (copied there, then
-  // PUTSEG): one put before a segment of its size was lent for the step.
-  struct ShmChunk {
+  // A chunk held back until end_step: one put before a segment of its size was lent for the
+  // step (copied into one lent then, and PUTSEG), or a colocated one (SS.CHUNKS.PUT on this
+  // writer's shard, then PUTREF).
+  struct HeldChunk {
     std::string component;
     DType dtype;
     std::string_view global, offset, extent;  // kept in `owned`
@@ -400,9 +402,9 @@ class StreamWriter::Impl {
   // shared-memory path is a speed-up, never a new way to fail.
   void queue_shm_chunks() {
     std::vector<std::size_t> sizes;
-    for (const ShmChunk& chunk : shm_chunks) sizes.push_back(chunk.bytes);
+    for (const HeldChunk& chunk : shm_chunks) sizes.push_back(chunk.bytes);
     lend_now(sizes);
-    for (const ShmChunk& chunk : shm_chunks) {
+    for (const HeldChunk& chunk : shm_chunks) {
       if (!put_into_segment(chunk.component, chunk.dtype, chunk.global, chunk.offset,
                             chunk.extent, chunk.data, chunk.bytes)) {
         add_put(chunk.component, chunk.dtype, chunk.global, chunk.offset, chunk.extent,
@@ -412,15 +414,78 @@ class StreamWriter::Impl {
     shm_chunks.clear();
   }
 
+  // Cluster mode, colocated: stores the step's held chunks on this writer's own shard (one
+  // round trip) and queues a PUTREF naming each on the stream's shard. Returns their ids there.
+  // A refused chunk is thrown (ServerError; ABORTED when the step was dropped) after freeing the
+  // ones stored.
+  std::vector<std::uint64_t> store_colocated() {
+    Request request;
+    const std::string limit = std::to_string(options.queue_limit);
+    for (const HeldChunk& chunk : colocated) {
+      request.command(6);
+      request.arg("SS.CHUNKS.PUT");
+      request.arg(stream);
+      request.arg(static_cast<std::int64_t>(rank));
+      request.arg(*open_step);
+      request.arg(limit);
+      request.arg_borrowed(chunk.data, chunk.bytes);
+    }
+    std::vector<std::uint64_t> ids;
+    std::string refused;
+    client.exchange(Route::any(), request, [&](client::Connection& c) {
+      for (std::size_t i = 0; i < colocated.size(); ++i) {
+        Reply reply = c.read_reply();
+        if (reply.is_integer() && reply.integer > 0) {
+          ids.push_back(static_cast<std::uint64_t>(reply.integer));
+        } else if (reply.is_error()) {
+          if (refused.empty()) refused = reply.string;
+        } else {
+          c.protocol_error("malformed SS.CHUNKS.PUT reply");
+        }
+      }
+    });
+    if (!refused.empty()) {
+      free_colocated(ids);
+      client::throw_server_error(refused, "SS.CHUNKS.PUT");
+    }
+    for (std::size_t i = 0; i < colocated.size(); ++i) {
+      const HeldChunk& chunk = colocated[i];
+      start(10, "SS.STREAM.PUTREF", *open_step);
+      pending.arg(keep(chunk.component));
+      pending.arg(dtype_name(chunk.dtype));
+      pending.arg(chunk.global);
+      pending.arg(chunk.offset);
+      pending.arg(chunk.extent);
+      pending.arg(static_cast<std::int64_t>(ids[i]));
+    }
+    return ids;
+  }
+  // Frees colocated chunks no step will name (best effort: the shard's bound frees them too).
+  void free_colocated(std::span<const std::uint64_t> ids) {
+    if (ids.empty()) return;
+    Request request;
+    request.command(1 + ids.size());
+    request.arg("SS.CHUNKS.FREE");
+    for (std::uint64_t id : ids) request.arg(static_cast<std::int64_t>(id));
+    try {
+      client.exchange(Route::any(), request, [](client::Connection& c) { c.read_reply(); });
+    } catch (const Error&) {
+    }
+  }
+
   Client::Impl client;
   std::string stream;
   std::uint32_t rank;
   StreamWriterOptions options;
+  // Cluster mode: the member (node id) this writer keeps its chunks on, when the stream lives
+  // on another.
+  std::optional<std::string> chunk_member;
+  std::vector<HeldChunk> colocated;  // the open step's chunks for chunk_member
   std::optional<std::int64_t> open_step;
   Request pending;
   std::size_t pending_count = 0;
   std::deque<std::string> owned;
-  std::vector<ShmChunk> shm_chunks;
+  std::vector<HeldChunk> shm_chunks;
   // The segments the server lent this writer, mapped writable, by id.
   std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> segments;
   std::vector<Lent> lent;               // lent for the open step
@@ -444,10 +509,20 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
   const std::string host = o.hostname.empty() ? this_host() : o.hostname;
   const std::string queue = std::to_string(o.queue_limit), groups = std::to_string(o.expected_groups),
                     timeout = std::to_string(o.step_timeout.count());
+  std::vector<std::string> words{"SS.STREAM.WRITE", std::string(stream), std::to_string(rank),
+                                 std::to_string(writers), host, "QUEUE", queue, "EXPECT-GROUPS",
+                                 groups, "ON-WRITER-FAILURE",
+                                 o.end_on_writer_failure ? "end" : "continue", "STEP-TIMEOUT",
+                                 timeout};
+  // In a cluster, chunks stay on this writer's own shard when the stream lives on another.
+  impl_->chunk_member = impl_->client.colocation_member(impl_->stream);
+  if (impl_->chunk_member) {
+    words.emplace_back("CHUNKS-ON");
+    words.push_back(*impl_->chunk_member);
+  }
   Request request;
-  request.command({"SS.STREAM.WRITE", stream, std::to_string(rank), std::to_string(writers), host,
-                   "QUEUE", queue, "EXPECT-GROUPS", groups, "ON-WRITER-FAILURE",
-                   o.end_on_writer_failure ? "end" : "continue", "STEP-TIMEOUT", timeout});
+  request.command(words.size());
+  for (const std::string& word : words) request.arg(word);
   impl_->client.call(impl_->stream, request, "SS.STREAM.WRITE");
 }
 
@@ -528,11 +603,15 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   const std::string_view global = w.keep(stream::format_extent_list(global_extent));
   const std::string_view at = w.keep(stream::format_extent_list(offset));
   const std::string_view size = w.keep(stream::format_extent_list(extent));
+  if (w.chunk_member) {
+    w.colocated.push_back(Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
+    return;
+  }
   if (w.client.shm_link().active() && bytes > 0 &&
       bytes >= w.options.shared_memory_min_bytes) {
     if (!w.put_into_segment(component, dtype, global, at, size, data, bytes)) {
       w.shm_chunks.push_back(
-          Impl::ShmChunk{std::string(component), dtype, global, at, size, data, bytes});
+          Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
     }
     return;
   }
@@ -565,6 +644,11 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   }
   // Private memory, sent on the socket at end_step.
   auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
+  if (w.chunk_member) {
+    w.colocated.push_back(
+        Impl::HeldChunk{std::string(component), dtype, global, at, size, memory.get(), bytes});
+    return {memory.get(), bytes};
+  }
   w.add_put(std::string(component), dtype, global, at, size, memory.get(), bytes);
   return {memory.get(), bytes};
 }
@@ -595,6 +679,24 @@ bool StreamWriter::end_step() {
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
   if (!w.shm_chunks.empty()) w.queue_shm_chunks();
+  // Colocated chunks are stored on this writer's shard first: the stream's shard names them
+  // only once they are there.
+  std::vector<std::uint64_t> stored;
+  if (!w.colocated.empty()) {
+    try {
+      stored = w.store_colocated();
+    } catch (const ServerError& e) {
+      w.reset();
+      if (!is_aborted(e.server_text())) throw;
+      w.lent.clear();
+      w.open_step.reset();
+      w.last_abort = e.server_text();
+      return false;
+    } catch (...) {
+      w.reset();
+      throw;
+    }
+  }
   w.last_sizes.clear();
   for (const Impl::Lent& l : w.lent) {
     if (l.used) w.last_sizes.push_back(l.mapping->size);
@@ -604,7 +706,9 @@ bool StreamWriter::end_step() {
     w.flush("end_step");
   } catch (const ServerError& e) {
     if (!is_aborted(e.server_text())) throw;
-    // Aborted while this writer was busy with it (another writer failed, or it timed out).
+    // Aborted while this writer was busy with it (another writer failed, or it timed out). The
+    // stream frees the colocated chunks it was told of; the others go here (twice is harmless).
+    w.free_colocated(stored);
     w.lent.clear();
     w.open_step.reset();
     w.last_abort = e.server_text();
@@ -697,6 +801,9 @@ class StreamStep::Impl {
   std::uint32_t index = 0;
   std::vector<StreamComponent> components;
   std::vector<std::vector<std::int64_t>> chunk_ids;  // per component, parallel to its chunks
+  // Per component, parallel to its chunks: the cluster member holding a colocated chunk and its
+  // id there (SS.CHUNKS.GET); an empty member: the stream's shard holds it.
+  std::vector<std::vector<std::pair<std::string, std::int64_t>>> homes;
   std::vector<StreamAttribute> attributes;
   // Chunks whose segments NEXT ... MAP passed, mapped, by chunk id.
   std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;
@@ -838,8 +945,16 @@ StreamNext StreamReader::next_step() {
     component.dtype = *dtype;
     component.global_extent = parse_extent(element(c, 2, "global extent").string);
     std::vector<std::int64_t> ids;
+    std::vector<std::pair<std::string, std::int64_t>> homes;
     for (const Reply& chunk : element(c, 3, "chunks").elements) {
       ids.push_back(element(chunk, 0, "chunk id").integer);
+      if (chunk.elements.size() > 4) {  // colocated: [member node id, id there]
+        const Reply& home = chunk.elements[4];
+        homes.emplace_back(element(home, 0, "chunk member").string,
+                           element(home, 1, "chunk id there").integer);
+      } else {
+        homes.emplace_back();
+      }
       component.chunks.push_back(stream::Chunk{
           parse_extent(element(chunk, 2, "offset").string),
           parse_extent(element(chunk, 3, "extent").string),
@@ -850,6 +965,7 @@ StreamNext StreamReader::next_step() {
     component.mine = std::move(assignment.by_reader[impl->index]);
     impl->components.push_back(std::move(component));
     impl->chunk_ids.push_back(std::move(ids));
+    impl->homes.push_back(std::move(homes));
   }
   next.kind = StreamNext::Kind::kStep;
   next.step.emplace(StreamStep(std::move(impl)));
@@ -928,36 +1044,60 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   if (asked.empty()) return assemble(component, source_of, wanted, received, element_size);
   const bool shared = s.client.shm_link().active();
   const char* command = shared ? "SS.STREAM.VIEW" : "SS.STREAM.GET";
-  Request request;
-  request.command(5 + asked.size());
-  request.arg(command);
-  request.arg(s.stream);
-  request.arg(s.group);
-  request.arg(static_cast<std::int64_t>(s.rank));
-  request.arg(impl_->number);
-  for (std::size_t k : asked) request.arg(ids[wanted[k]]);
-  s.client.exchange(s.stream, request, [&](client::Connection& c) {
+  const auto& homes = impl_->homes[static_cast<std::size_t>(found - impl_->components.begin())];
+  // Chunks the stream's shard holds are asked for there; colocated ones (cluster mode) from the
+  // member holding each, all in one round trip.
+  struct Ask {
+    std::string_view member;        // empty: the stream's shard
+    std::vector<std::size_t> which;  // indices into `wanted`
+  };
+  std::vector<Ask> asks;
+  for (std::size_t k : asked) {
+    const std::string_view member = homes[wanted[k]].first;
+    auto ask = std::find_if(asks.begin(), asks.end(), [&](const Ask& a) { return a.member == member; });
+    if (ask == asks.end()) ask = asks.insert(asks.end(), Ask{member, {}});
+    ask->which.push_back(k);
+  }
+  auto add = [&](Request& request, std::size_t i) {
+    const Ask& ask = asks[i];
+    if (ask.member.empty()) {
+      request.command(5 + ask.which.size());
+      request.arg(command);
+      request.arg(s.stream);
+      request.arg(s.group);
+      request.arg(static_cast<std::int64_t>(s.rank));
+      request.arg(impl_->number);
+      for (std::size_t k : ask.which) request.arg(ids[wanted[k]]);
+    } else {
+      request.command(1 + ask.which.size());
+      request.arg("SS.CHUNKS.GET");
+      for (std::size_t k : ask.which) request.arg(homes[wanted[k]].second);
+    }
+  };
+  auto read = [&](client::Connection& c, std::size_t i) {
+    const Ask& ask = asks[i];
+    const char* what = ask.member.empty() ? command : "SS.CHUNKS.GET";
     Reply reply = c.read_reply();
-    if (reply.is_error()) client::throw_server_error(reply.string, command);
-    if (!reply.is_array() || reply.elements.size() != asked.size()) {
-      c.protocol_error(std::string(command) + ": expected " + std::to_string(asked.size()) +
+    if (reply.is_error()) client::throw_server_error(reply.string, what);
+    if (!reply.is_array() || reply.elements.size() != ask.which.size()) {
+      c.protocol_error(std::string(what) + ": expected " + std::to_string(ask.which.size()) +
                        " chunks");
     }
-    for (std::size_t a = 0; a < asked.size(); ++a) {
-      const std::size_t k = asked[a];
+    for (std::size_t a = 0; a < ask.which.size(); ++a) {
+      const std::size_t k = ask.which[a];
       Reply& element = reply.elements[a];
       const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
       if (element.is_array()) {  // [segment id, bytes] and a descriptor
         if (element.elements.size() != 2 ||
             static_cast<std::size_t>(element.elements[1].integer) != size) {
-          c.protocol_error(std::string(command) + ": chunk of '" + component.name +
+          c.protocol_error(std::string(what) + ": chunk of '" + component.name +
                            "' has the wrong size");
         }
         auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer), size);
         received[k] = Received{{mapping->bytes(), size}, mapping, true};
       } else {
         if (element.string.size() != size) {
-          c.protocol_error(std::string(command) + ": chunk of '" + component.name +
+          c.protocol_error(std::string(what) + ": chunk of '" + component.name +
                            "' has the wrong size");
         }
         auto bytes = std::make_shared<const std::string>(std::move(element.string));
@@ -965,7 +1105,19 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
                                bytes, false};
       }
     }
-  });
+  };
+  if (asks.size() == 1 && asks[0].member.empty()) {
+    Request request;
+    add(request, 0);
+    s.client.exchange(s.stream, request, [&](client::Connection& c) { read(c, 0); });
+  } else {
+    s.client.exchange_batch(
+        asks.size(),
+        [&](std::size_t i) {
+          return asks[i].member.empty() ? Route(s.stream) : Route::member(asks[i].member);
+        },
+        add, read);
+  }
   return assemble(component, source_of, wanted, received, element_size);
 }
 

@@ -15,6 +15,7 @@
 #include "server/net/connection.hpp"
 #include "server/net/peer_check.hpp"
 #include "server/persist/snapshot.hpp"
+#include "server/stream/stream.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -105,6 +106,29 @@ bool admitted_by_protected_mode(Connection::Socket& socket, RefusalLog& log) {
 
 }  // namespace
 
+namespace {
+
+// What a stream asks other members to do, as SS.CHUNKS.* messages.
+void send_remote_work(PeerLinks& peers, const std::string& stream, const RemoteWork& work) {
+  constexpr std::size_t kIdsPerMessage = 1024;
+  for (const auto& [node, ids] : work.frees) {
+    for (std::size_t first = 0; first < ids.size(); first += kIdsPerMessage) {
+      std::vector<std::string> command{"SS.CHUNKS.FREE"};
+      for (std::size_t i = first; i < std::min(ids.size(), first + kIdsPerMessage); ++i) {
+        command.push_back(std::to_string(ids[i]));
+      }
+      peers.send(node, std::move(command));
+    }
+  }
+  for (const RemoteWork::Drop& drop : work.drops) {
+    std::vector<std::string> command{"SS.CHUNKS.DROP", stream, std::to_string(drop.rank)};
+    for (std::int64_t step : drop.steps) command.push_back(std::to_string(step));
+    peers.send(drop.node, std::move(command));
+  }
+}
+
+}  // namespace
+
 struct Server::Network {
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
@@ -140,6 +164,11 @@ Server::Server(ServerOptions options)
   if (!options_.cluster_nodes.empty()) {
     cluster_ = std::make_unique<const Cluster>(options_.cluster_nodes, options_.cluster_node_index,
                                                options_.port, options_.bind);
+    peers_ = std::make_shared<PeerLinks>(*cluster_, options_.password);
+    streams_.set_remote_sink(
+        [peers = peers_](const std::string& stream, RemoteWork& work) {
+          send_remote_work(*peers, stream, work);
+        });
   }
   keyspace_.set_max_memory(options_.max_memory);
   keyspace_.set_write_listener([this](std::string_view key) { waits_.notify(key); });
@@ -154,6 +183,7 @@ std::string Server::password() const {
   return password_;
 }
 void Server::set_password(std::string password) {
+  if (peers_) peers_->set_password(password);
   std::lock_guard lock(settings_mutex_);
   password_ = std::move(password);
 }

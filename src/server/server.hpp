@@ -15,12 +15,14 @@
 #include "ml/backend.hpp"
 #include "ml/executor.hpp"
 #include "server/cluster/cluster.hpp"
+#include "server/cluster/peer_links.hpp"
 #include "server/commands/command_table.hpp"
 #include "server/config.hpp"
 #include "server/net/client_limits.hpp"
 #include "server/store/keyspace.hpp"
 #include "server/shm/shm.hpp"
 #include "server/store/waits.hpp"
+#include "server/stream/chunk_store.hpp"
 #include "server/stream/stream_registry.hpp"
 
 namespace slipstream::server {
@@ -71,6 +73,10 @@ class Server {
   WaitRegistry& waits() noexcept { return waits_; }
   /// The SS.STREAM.* streams.
   StreamRegistry& streams() noexcept { return streams_; }
+  /// Colocated chunks other members' streams keep here (SS.CHUNKS.*).
+  ChunkStore& chunk_store() noexcept { return chunk_store_; }
+  /// Cluster mode: messages to the other members (null standalone).
+  const PeerLinks* peers() const noexcept { return peers_.get(); }
   const CommandTable& commands() const noexcept { return commands_; }
   /// The cluster map in cluster mode (--cluster-nodes), else null.
   const Cluster* cluster() const noexcept { return cluster_.get(); }
@@ -133,6 +139,9 @@ class Server {
   ClientLimits client_limits_;
   Keyspace keyspace_;
   WaitRegistry waits_;
+  ChunkStore chunk_store_;
+  // Shared with the stream registry's remote sink, which may run until the registry is gone.
+  std::shared_ptr<PeerLinks> peers_;
   StreamRegistry streams_;
   CommandTable commands_;
   std::unique_ptr<const Cluster> cluster_;

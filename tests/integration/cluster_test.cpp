@@ -438,6 +438,32 @@ TEST_F(ClusterTest, KilledShardFailsOnlyItsKeysAndIsServedAgainAfterRestart) {
   EXPECT_EQ(client.get_tensors(mixed).size(), 3u);
 }
 
+// A figure from INFO streams ("name:value"); -1 when it is missing.
+long long info_figure(RawClient& c, const std::string& name) {
+  const std::string text = c.call({"INFO", "streams"}).text;
+  const std::size_t at = text.find("\n" + name + ":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + name.size() + 2));
+}
+
+// True once INFO's `name` is `value` (frees travel from shard to shard: not at once).
+bool eventually_info(RawClient c, const std::string& name, long long value) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (info_figure(c, name) != value) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+// A stream name that lives on shard `k`.
+std::string name_on(Cluster& cluster, int k, const std::string& stem) {
+  for (int i = 0;; ++i) {
+    std::string name = stem + std::to_string(i);
+    if (cluster.owner(name) == k) return name;
+  }
+}
+
 // Streams in a 3-shard cluster: three streams whose names fall on the three shards, each written
 // by 2 writers and read by a group of 2 (slicedataset), writers and readers connected to some
 // shard, not necessarily the stream's: every request follows the stream's slot, and every element
@@ -524,6 +550,99 @@ TEST_F(ClusterTest, StreamsOnEveryShardDeliverEveryElement) {
     RespReply elsewhere = cluster_.raw((owner + 1) % kShards).call({"SS.STREAM.INFO", names[n]});
     EXPECT_EQ(elsewhere.text.rfind("MOVED", 0), 0u) << elsewhere.str();
   }
+  // Writers connected through another shard kept their chunks there; the streams' shards freed
+  // every one of them once their steps were freed.
+  for (int k = 0; k < kShards; ++k) {
+    EXPECT_TRUE(eventually_info(cluster_.raw(k), "colocated_chunks", 0)) << "shard " << k;
+  }
+}
+
+// Colocated chunks: a writer connected through shard 1 to a stream on shard 0 keeps its chunks on
+// shard 1 (the stream's table names them there); a reader through shard 2 fetches them from
+// shard 1; once the step is released, shard 0 tells shard 1 to free them. The bound holds too:
+// a writer's chunks never belong to more than its queue limit of steps.
+TEST_F(ClusterTest, ColocatedChunksLiveOnTheWritersShardUntilTheirStepIsFreed) {
+  const std::string name = name_on(cluster_, 0, "colocated");
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  writer_options.queue_limit = 2;
+  ClientOptions through_1, through_2;
+  through_1.address = cluster_.address(1);
+  through_2.address = cluster_.address(2);
+  StreamWriter writer(through_1, name, 0, 1, writer_options);
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = 10s;
+  StreamReader reader(through_2, name, "g", 0, 1, reader_options);
+  const std::vector<std::uint64_t> global{4, 8}, origin{0, 0};
+  std::vector<double> values(32);
+  for (int step = 0; step < 3; ++step) {
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = step * 1000.0 + static_cast<double>(i);
+    writer.begin_step(step);
+    writer.put_chunk<double>("meshes/E/x", global, origin, global, values);
+    ASSERT_TRUE(writer.end_step());
+    RawClient writer_shard = cluster_.raw(1);
+    EXPECT_EQ(info_figure(writer_shard, "colocated_chunks"), 1);
+    EXPECT_EQ(info_figure(writer_shard, "colocated_chunk_bytes"), 256);
+    RawClient stream_shard = cluster_.raw(0);
+    EXPECT_EQ(info_figure(stream_shard, "colocated_chunks"), 0);
+    EXPECT_EQ(info_figure(stream_shard, "stream_bytes_held"), 256);  // the stream's, wherever
+
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+    std::vector<StreamPiece> pieces = next.step->load("meshes/E/x");
+    ASSERT_EQ(pieces.size(), 1u);
+    auto got = pieces[0].as<double>();
+    ASSERT_EQ(got.size(), values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(got[i], values[i]) << i;
+    next.step->release();
+    EXPECT_TRUE(eventually_info(cluster_.raw(1), "colocated_chunks", 0)) << "step " << step;
+  }
+  writer.close();
+  EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+  RawClient stream_shard = cluster_.raw(0);
+  EXPECT_GE(info_figure(stream_shard, "peer_messages_delivered"), 3);
+
+  // The bound: with a limit of 2, a writer's third step drops its first.
+  RawClient direct = cluster_.raw(1);
+  const std::string chunk(64, 'x');
+  std::vector<long long> ids;
+  for (int step = 10; step < 13; ++step) {
+    RespReply id = direct.call({"SS.CHUNKS.PUT", "bounded", "0", std::to_string(step), "2", chunk});
+    ASSERT_EQ(id.kind, RespReply::Kind::kInteger) << id.str();
+    ids.push_back(id.integer);
+  }
+  EXPECT_EQ(direct.call({"SS.CHUNKS.GET", std::to_string(ids[0])}).kind, RespReply::Kind::kError);
+  RespReply kept = direct.call({"SS.CHUNKS.GET", std::to_string(ids[1]), std::to_string(ids[2])});
+  ASSERT_EQ(kept.elements.size(), 2u) << kept.str();
+  EXPECT_EQ(kept.elements[1].text, chunk);
+  EXPECT_EQ(direct.call({"SS.CHUNKS.FREE", std::to_string(ids[1]), std::to_string(ids[2])}).integer, 2);
+  EXPECT_EQ(info_figure(direct, "colocated_chunks"), 0);
+}
+
+// A writer that dies between storing its chunks on its shard and ending the step: the stream's
+// shard aborts the step and tells the writer's shard to drop that writer's chunks of it, which
+// also refuses any that come late. CHUNKS-ON names a member of the cluster, nothing else.
+TEST_F(ClusterTest, AWriterThatDiesMidStepLeavesNoColocatedChunks) {
+  const std::string name = name_on(cluster_, 0, "dies");
+  const std::string member_1 = cluster_.raw(1).call({"CLUSTER", "MYID"}).text;
+  {
+    RawClient bad = cluster_.raw(0);
+    RespReply refused = bad.call({"SS.STREAM.WRITE", name, "0", "1", "h", "CHUNKS-ON",
+                                  std::string(40, 'f')});
+    EXPECT_NE(refused.text.find("not a member"), std::string::npos) << refused.str();
+  }
+  auto stream_side = std::make_unique<RawClient>(cluster_.raw(0));
+  ASSERT_EQ(stream_side->call({"SS.STREAM.WRITE", name, "0", "1", "h", "EXPECT-GROUPS", "0",
+                               "CHUNKS-ON", member_1}).text, "OK");
+  ASSERT_EQ(stream_side->call({"SS.STREAM.BEGIN", name, "0", "0"}).text, "OK");
+  RawClient chunk_side = cluster_.raw(1);
+  RespReply id = chunk_side.call({"SS.CHUNKS.PUT", name, "0", "0", "2", std::string(128, 'y')});
+  ASSERT_EQ(id.kind, RespReply::Kind::kInteger) << id.str();
+  EXPECT_EQ(info_figure(chunk_side, "colocated_chunks"), 1);
+  stream_side.reset();  // the writer's connection to the stream's shard closes: it failed
+  EXPECT_TRUE(eventually_info(cluster_.raw(1), "colocated_chunks", 0));
+  RespReply late = chunk_side.call({"SS.CHUNKS.PUT", name, "0", "0", "2", "z"});
+  EXPECT_EQ(late.text.rfind("ABORTED", 0), 0u) << late.str();
 }
 
 }  // namespace

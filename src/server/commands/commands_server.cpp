@@ -187,6 +187,16 @@ void info_streams(Server& s, std::string& out) {
   out += fmt::format(
       "streams:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\nstream_segment_bytes:{}\r\n",
       totals.streams, totals.bytes_held, totals.steps_held, totals.segment_bytes);
+  // Colocated chunks this shard keeps for streams of other shards, and the messages this shard's
+  // streams have for the others (cluster mode).
+  out += fmt::format("colocated_chunks:{}\r\ncolocated_chunk_bytes:{}\r\n",
+                     s.chunk_store().chunks(), s.chunk_store().bytes());
+  if (const PeerLinks* peers = s.peers()) {
+    const PeerLinks::Stats stats = peers->stats();
+    out += fmt::format("peer_messages_queued:{}\r\npeer_messages_delivered:{}\r\n"
+                       "peer_messages_dropped:{}\r\n",
+                       stats.queued, stats.delivered, stats.dropped);
+  }
 }
 
 const std::vector<InfoSection>& info_sections() {

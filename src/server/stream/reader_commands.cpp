@@ -105,7 +105,10 @@ void write_attribute(ReplyBuffer& reply, const Attribute& attribute) {
   }
 }
 
-void write_component(ReplyBuffer& reply, const ComponentData& component) {
+// A chunk row is [id, source rank, offset, extent], and for a colocated chunk (cluster mode) a
+// fifth element [member node id, id there] saying where to fetch it (SS.CHUNKS.GET).
+void write_component(ReplyBuffer& reply, const ComponentData& component,
+                     const std::vector<std::pair<std::string, std::uint64_t>>& remote) {
   reply.array(4);
   reply.bulk(component.name);
   reply.bulk(dtype_name(component.dtype));
@@ -113,11 +116,18 @@ void write_component(ReplyBuffer& reply, const ComponentData& component) {
   reply.array(component.chunks.size());
   for (std::size_t i = 0; i < component.chunks.size(); ++i) {
     const stream::Chunk& chunk = component.chunks[i];
-    reply.array(4);
-    reply.integer(component.chunk_ids[i]);
+    const std::uint32_t id = component.chunk_ids[i];
+    const bool away = id < remote.size() && remote[id].second != 0;
+    reply.array(away ? 5 : 4);
+    reply.integer(id);
     reply.integer(chunk.source_rank);
     reply.bulk(format_extent(chunk.offset));
     reply.bulk(format_extent(chunk.extent));
+    if (away) {
+      reply.array(2);
+      reply.bulk(remote[id].first);
+      reply.integer(static_cast<std::int64_t>(remote[id].second));
+    }
   }
 }
 
@@ -150,7 +160,9 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) 
       reply.array(delivery.attributes.size());
       for (const Attribute& attribute : delivery.attributes) write_attribute(reply, attribute);
       reply.array(delivery.components.size());
-      for (const ComponentData& component : delivery.components) write_component(reply, component);
+      for (const ComponentData& component : delivery.components) {
+        write_component(reply, component, delivery.remote);
+      }
       if (map) {
         reply.array(mapped);
         for (std::size_t id = 0; mapped > 0 && id < delivery.segments.size(); ++id) {

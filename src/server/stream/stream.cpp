@@ -86,7 +86,7 @@ std::uint64_t check_chunk_shape(const PutRequest& request) {
   const std::uint64_t element_size = dtype_size(request.dtype);
   std::uint64_t expected = 0;
   if (__builtin_mul_overflow(elements, element_size, &expected) ||
-      (request.segment == 0 && expected != request.bytes.size())) {
+      (request.segment == 0 && request.remote == 0 && expected != request.bytes.size())) {
     throw StreamError("the chunk has " + std::to_string(request.bytes.size()) + " bytes; extent " +
                       format_extent(request.extent) + " of " +
                       std::string(dtype_name(request.dtype)) + " needs " +
@@ -203,7 +203,15 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
                       format_extent(request.global_extent));
   }
   StoredChunk stored;
-  if (request.segment != 0) {
+  if (request.remote != 0) {
+    auto node = chunk_nodes_.find(rank);
+    if (node == chunk_nodes_.end()) {
+      throw StreamError("writer " + std::to_string(rank) + " of stream " + name_ +
+                        " named no chunk shard (SS.STREAM.WRITE ... CHUNKS-ON node-id)");
+    }
+    stored.remote_id = request.remote;
+    stored.remote_node = node->second.index;
+  } else if (request.segment != 0) {
     // The bytes are in a segment the writer filled; it holds its memory already.
     stored.segment = segments_.use(rank, step, request.segment, size);
   } else {
@@ -232,6 +240,11 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
   data.chunks.push_back(std::move(stored));
   data.bytes += size;
   bytes_held_ += size;
+}
+
+void Stream::set_chunk_node(std::uint32_t rank, ChunkNode node, std::uint64_t session) {
+  check_writer(rank, session);
+  chunk_nodes_[rank] = std::move(node);
 }
 
 std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::int64_t step,
@@ -292,14 +305,21 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
 void Stream::fail_writer(std::uint32_t rank) {
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
   std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
+  RemoteWork::Drop unclaimed;         // its colocated chunks of them may not be named here yet
   for (const auto& [number, data] : step_data_) {
     if (queue_->is_complete(number)) continue;
     if (data.begun.count(rank) && !data.ended.count(rank)) {
       if (doomed.empty()) reason += " during " + step_text(number);
       doomed.push_back(number);
+      unclaimed.steps.push_back(number);
     } else if (options_->config.end_on_writer_failure) {
       doomed.push_back(number);  // the stream ends: every incomplete step goes
     }
+  }
+  if (auto node = chunk_nodes_.find(rank); node != chunk_nodes_.end() && !unclaimed.steps.empty()) {
+    unclaimed.node = node->second.index;
+    unclaimed.rank = rank;
+    remote_work_.drops.push_back(std::move(unclaimed));
   }
   writer_sessions_.erase(rank);
   departed_writers_.insert(rank);
@@ -429,7 +449,16 @@ StepDelivery Stream::make_delivery(const std::string& group,
     out.attributes.insert(out.attributes.end(), step->second.attributes.begin(),
                           step->second.attributes.end());
     out.components = step->second.components;
-    for (const StoredChunk& chunk : step->second.chunks) out.segments.push_back(chunk.segment);
+    for (const StoredChunk& chunk : step->second.chunks) {
+      out.segments.push_back(chunk.segment);
+      std::string node;
+      if (chunk.remote_id != 0) {
+        for (const auto& [rank, chunk_node] : chunk_nodes_) {
+          if (chunk_node.index == chunk.remote_node) node = chunk_node.id;
+        }
+      }
+      out.remote.emplace_back(std::move(node), chunk.remote_id);
+    }
   }
   return out;
 }
@@ -456,6 +485,11 @@ std::vector<ChunkBytes> Stream::get(const std::string& group, std::uint32_t rank
                         " has " + std::to_string(data->second.chunks.size()) + " chunks");
     }
     const StoredChunk& chunk = data->second.chunks[id];
+    if (chunk.remote_id != 0) {
+      throw StreamError("chunk " + std::to_string(id) + " of " + step_text(step) +
+                        " is held by its writer's shard (SS.CHUNKS.GET " +
+                        std::to_string(chunk.remote_id) + " there; NEXT names the shard)");
+    }
     out.push_back(ChunkBytes{chunk.bytes, chunk.segment});
   }
   return out;
@@ -522,6 +556,9 @@ void Stream::drop_freed() {
     auto data = step_data_.find(step);
     if (data == step_data_.end()) continue;
     bytes_held_ -= data->second.bytes;
+    for (const StoredChunk& chunk : data->second.chunks) {
+      if (chunk.remote_id != 0) remote_work_.frees[chunk.remote_node].push_back(chunk.remote_id);
+    }
     step_data_.erase(data);  // gives the reserved memory back
     segments_.step_freed(step);
   }

@@ -48,6 +48,27 @@ struct PutRequest {
   std::vector<std::uint64_t> global_extent, offset, extent;
   Buffer bytes;               ///< the chunk's bytes (PUT)
   std::uint64_t segment = 0;  ///< or the segment the writer filled with them (PUTSEG); 0: none
+  std::uint64_t remote = 0;   ///< or their id on the writer's chunk shard (PUTREF); 0: none
+};
+
+/// A cluster member holding colocated chunks: its index in the member list and its node id.
+struct ChunkNode {
+  std::size_t index = 0;
+  std::string id;
+};
+
+/// What a stream asks other members to free once its lock is released (cluster mode).
+struct RemoteWork {
+  /// Chunk ids to free (SS.CHUNKS.FREE), by member index.
+  std::map<std::size_t, std::vector<std::uint64_t>> frees;
+  /// A failed writer's aborted steps, whose chunks its member must drop (SS.CHUNKS.DROP).
+  struct Drop {
+    std::size_t node = 0;
+    std::uint32_t rank = 0;
+    std::vector<std::int64_t> steps;
+  };
+  std::vector<Drop> drops;
+  bool empty() const noexcept { return frees.empty() && drops.empty(); }
 };
 
 /// A chunk's bytes as SS.STREAM.GET / VIEW hand them out: heap bytes, or a writer segment.
@@ -71,6 +92,8 @@ struct StepDelivery {
   std::vector<ComponentData> components;  ///< chunk tables, no bytes
   /// By chunk id: the writer segment holding the chunk, or null (heap bytes).
   std::vector<std::shared_ptr<ShmWriterSegment>> segments;
+  /// By chunk id: where a colocated chunk is (node id, id there); an empty node id: here.
+  std::vector<std::pair<std::string, std::uint64_t>> remote;
 };
 
 using ReplyWriter = std::function<void(ReplyBuffer&)>;
@@ -132,8 +155,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
                      std::uint64_t session);
   /// StepQueue::begin: true once the step has a slot, false while the writer must wait.
   bool begin(std::uint32_t rank, std::int64_t step, std::uint64_t session);
+  /// Cluster mode: writer `rank` stores its chunks on member `node` (SS.CHUNKS.PUT there) and
+  /// names them here with PUTREF.
+  void set_chunk_node(std::uint32_t rank, ChunkNode node, std::uint64_t session);
   /// Stores a chunk of a step the writer has begun and not ended; its bytes are counted against
-  /// --maxmemory through `keyspace` (StreamOutOfMemory when they do not fit).
+  /// --maxmemory through `keyspace` (StreamOutOfMemory when they do not fit). A PUTREF chunk
+  /// (request.remote) is held by the writer's chunk node and costs nothing here.
   void put(std::uint32_t rank, std::int64_t step, PutRequest request, std::uint64_t session,
            Keyspace& keyspace);
   /// Lends writer `rank` segments for the chunks of `step`, which it has begun and not ended
@@ -185,6 +212,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// parked requests that may now go on. Returns the steps begun since the last call that need
   /// a timeout, with it.
   std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> settle();
+  /// What other members must be told since the last call (chunks of freed steps, a failed
+  /// writer's aborted steps).
+  RemoteWork take_remote_work() { return std::exchange(remote_work_, {}); }
 
   // ---- Introspection -------------------------------------------------------------------------
   /// True when the stream may be forgotten: no rank bound, nothing parked, and either no writer
@@ -232,6 +262,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::set<std::uint32_t> failed_writers_;    // failed (connection closed, no CLOSE)
   std::map<std::int64_t, std::string> aborted_;  // recently aborted steps, with the reason
   std::map<std::uint32_t, std::uint64_t> writer_sessions_;
+  std::map<std::uint32_t, ChunkNode> chunk_nodes_;  // writers whose chunks are colocated
+  RemoteWork remote_work_;
   std::map<std::string, GroupData> groups_;
   std::map<ReaderKey, std::uint64_t> reader_sessions_;
   std::map<ReaderKey, std::int64_t> holding_;  // step each reader was handed and holds

@@ -46,5 +46,6 @@ std::int64_t parse_timeout_option(const CommandContext& c, std::size_t index);
 
 void add_stream_writer_commands(std::vector<CommandSpec>& out);
 void add_stream_reader_commands(std::vector<CommandSpec>& out);
+void add_stream_chunk_commands(std::vector<CommandSpec>& out);
 
 }  // namespace slipstream::server

@@ -93,6 +93,7 @@ std::int64_t parse_timeout_option(const CommandContext& c, std::size_t index) {
 void add_stream_commands(std::vector<CommandSpec>& out) {
   add_stream_writer_commands(out);
   add_stream_reader_commands(out);
+  add_stream_chunk_commands(out);
 }
 
 }  // namespace slipstream::server

@@ -49,6 +49,10 @@ struct StoredChunk {
   MemoryReservation reservation;
   /// The writer segment holding the bytes (counted against --maxmemory by the segment itself).
   std::shared_ptr<ShmWriterSegment> segment;
+  /// Cluster mode, colocated: the chunk is held by member `remote_node` (an index into the
+  /// cluster's members) under id `remote_id` (SS.CHUNKS.*); 0: it is here.
+  std::uint64_t remote_id = 0;
+  std::size_t remote_node = 0;
 };
 
 /// One held step.

@@ -35,6 +35,9 @@ bool StreamRegistry::run_locked(Stream& stream, const Operation& operation) {
         }
       });
     }
+    if (RemoteWork work = stream.take_remote_work(); !work.empty() && remote_sink_) {
+      remote_sink_(stream.name(), work);
+    }
   };
   try {
     operation(stream);

@@ -18,6 +18,7 @@
 namespace slipstream::server {
 
 class Stream;
+struct RemoteWork;
 
 /// Figures for INFO's "# Streams" section.
 struct StreamTotals {
@@ -62,6 +63,12 @@ class StreamRegistry {
 
   StreamTotals totals() const;
 
+  /// Cluster mode: receives, after each settle, what a stream asks other members to do (free
+  /// colocated chunks). Runs with the stream locked: it must only queue the work. Set before
+  /// serving.
+  using RemoteSink = std::function<void(const std::string& stream, RemoteWork& work)>;
+  void set_remote_sink(RemoteSink sink) { remote_sink_ = std::move(sink); }
+
  private:
   // Runs the operation with the stream locked, then settles it; true when it is idle after.
   bool run_locked(Stream& stream, const Operation& operation);
@@ -70,6 +77,7 @@ class StreamRegistry {
   // The stream the registry's lock must be held for; null when there is none.
   std::shared_ptr<Stream> find_locked(std::string_view name, const BoundHere& bound_here) const;
 
+  RemoteSink remote_sink_;
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::shared_ptr<Stream>, std::less<>> current_;  // guarded by mutex_
   std::map<std::string, std::vector<std::shared_ptr<Stream>>, std::less<>>

@@ -23,7 +23,9 @@ StreamRegistry::BoundHere writer_here(std::uint32_t rank, std::uint64_t session)
   return [rank, session](const Stream& s) { return s.writer_bound_to(rank, session); };
 }
 
-WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writers) {
+// `chunks_on` gets CHUNKS-ON's node id, which is the writer's own, not the stream's.
+WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writers,
+                                   std::string& chunks_on) {
   WriterOptions options;
   options.config.writers = writers;
   for (std::size_t i = 5; i < c.argc(); i += 2) {
@@ -32,7 +34,9 @@ WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writer
       throw StreamError("option " + std::string(option) + " needs a value");
     }
     const std::string_view value = c.arg(i + 1);
-    if (equals_nocase(option, "QUEUE")) {
+    if (equals_nocase(option, "CHUNKS-ON")) {
+      chunks_on = std::string(value);
+    } else if (equals_nocase(option, "QUEUE")) {
       options.config.queue_limit = parse_count(value, "QUEUE", 1);
     } else if (equals_nocase(option, "EXPECT-GROUPS")) {
       options.config.expected_groups = parse_count(value, "EXPECT-GROUPS", 0);
@@ -49,10 +53,24 @@ WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writer
       options.step_timeout_ms = parse_milliseconds(value, "STEP-TIMEOUT");
     } else {
       throw StreamError("unknown option '" + std::string(option) +
-                        "'; expected QUEUE, EXPECT-GROUPS, ON-WRITER-FAILURE or STEP-TIMEOUT");
+                        "'; expected QUEUE, EXPECT-GROUPS, ON-WRITER-FAILURE, STEP-TIMEOUT or "
+                        "CHUNKS-ON");
     }
   }
   return options;
+}
+
+// CHUNKS-ON's member: another shard of this cluster (this one: none, the chunks come here).
+std::optional<ChunkNode> find_chunk_node(const CommandContext& c, std::string_view id) {
+  const Cluster* cluster = c.server.cluster();
+  if (cluster == nullptr) throw StreamError("CHUNKS-ON is for cluster mode");
+  const auto& nodes = cluster->nodes();
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k].id != id) continue;
+    if (k == cluster->self_index()) return std::nullopt;
+    return ChunkNode{k, nodes[k].id};
+  }
+  throw StreamError("CHUNKS-ON " + std::string(id) + " is not a member of this cluster");
 }
 
 // SS.STREAM.WRITE stream rank writers hostname [options]
@@ -62,10 +80,14 @@ Outcome write(CommandContext& c) {
     const std::uint32_t writers = parse_count(c.arg(3), "writers", 1);
     const std::string hostname(c.arg(4));
     if (hostname.empty()) throw StreamError("hostname must not be empty");
-    const WriterOptions options = parse_writer_options(c, writers);
+    std::string chunks_on;
+    const WriterOptions options = parse_writer_options(c, writers, chunks_on);
+    std::optional<ChunkNode> chunk_node;
+    if (!chunks_on.empty()) chunk_node = find_chunk_node(c, chunks_on);
     c.server.streams().with_writer(c.arg(1), rank, [&](Stream& s) {
       s.attach_writer(rank, options, hostname, c.session.id());
       hook_close(c, s);
+      if (chunk_node) s.set_chunk_node(rank, *chunk_node, c.session.id());
     });
     c.reply.simple("OK");
     return Outcome::kDone;
@@ -129,14 +151,16 @@ PutRequest parse_put(const CommandContext& c) {
   return request;
 }
 
-// SS.STREAM.PUT stream rank step component dtype global-extent offset extent bytes
-Outcome put(CommandContext& c) {
+// PUT, PUTSEG and PUTREF: a chunk of a begun step. `complete` fills in where its bytes are from
+// argument 9.
+template <typename Complete>
+Outcome put_chunk(CommandContext& c, Complete&& complete) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::int64_t step = parse_step(c.arg(3));
     guard_step(c, rank, step, [&] {
       PutRequest request = parse_put(c);
-      request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
+      complete(request);
       const std::uint64_t session = c.session.id();
       c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
         s.put(rank, step, std::move(request), session, c.server.keyspace());
@@ -147,24 +171,33 @@ Outcome put(CommandContext& c) {
   });
 }
 
+// A positive id argument (segment, chunk).
+std::uint64_t parse_id(std::string_view text, std::string_view what) {
+  auto id = parse_int(text);
+  if (!id || *id <= 0) throw StreamError(std::string(what) + " must be a positive integer");
+  return static_cast<std::uint64_t>(*id);
+}
+
+// SS.STREAM.PUT stream rank step component dtype global-extent offset extent bytes
+Outcome put(CommandContext& c) {
+  return put_chunk(c, [&](PutRequest& request) {
+    request.bytes = std::move(c.args[9]);  // kept as the chunk: no copy
+  });
+}
+
 // SS.STREAM.PUTSEG stream rank step component dtype global-extent offset extent segment: as PUT,
 // the bytes being in a segment lent by SS.STREAM.SEGMENTS for this step and filled by the writer.
 Outcome put_segment(CommandContext& c) {
-  return reply_errors(c, [&] {
-    const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
-    const std::int64_t step = parse_step(c.arg(3));
-    guard_step(c, rank, step, [&] {
-      PutRequest request = parse_put(c);
-      auto segment = parse_int(c.arg(9));
-      if (!segment || *segment <= 0) throw StreamError("segment id must be a positive integer");
-      request.segment = static_cast<std::uint64_t>(*segment);
-      const std::uint64_t session = c.session.id();
-      c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
-        s.put(rank, step, std::move(request), session, c.server.keyspace());
-      });
-    });
-    c.reply.simple("OK");
-    return Outcome::kDone;
+  return put_chunk(c, [&](PutRequest& request) {
+    request.segment = parse_id(c.arg(9), "segment id");
+  });
+}
+
+// SS.STREAM.PUTREF stream rank step component dtype global-extent offset extent chunk-id: as PUT,
+// the bytes being on the writer's chunk shard (CHUNKS-ON) under chunk-id (SS.CHUNKS.PUT there).
+Outcome put_reference(CommandContext& c) {
+  return put_chunk(c, [&](PutRequest& request) {
+    request.remote = parse_id(c.arg(9), "chunk id");
   });
 }
 
@@ -282,9 +315,10 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"SS.STREAM.WRITE", -5, kWrite, 1, 1, 1, write, "stream",
      "stream rank writers hostname [QUEUE steps] [EXPECT-GROUPS groups] "
-     "[ON-WRITER-FAILURE continue|end] [STEP-TIMEOUT ms]",
+     "[ON-WRITER-FAILURE continue|end] [STEP-TIMEOUT ms] [CHUNKS-ON node-id]",
      "Attaches writer rank (of writers) on hostname to the stream, creating it: +OK. The rank is "
-     "bound to this connection."},
+     "bound to this connection. CHUNKS-ON (cluster mode): the writer keeps its chunks on that "
+     "member (SS.CHUNKS.PUT) and names them here with SS.STREAM.PUTREF."},
     {"SS.STREAM.BEGIN", -4, kWrite | kBlocking, 1, 1, 1, begin, "stream",
      "stream rank step [TIMEOUT ms]",
      "Begins a step: +OK once it has a slot in the queue, or nil after ms milliseconds "
@@ -300,6 +334,10 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.PUTSEG", 10, kWrite, 1, 1, 1, put_segment, "stream",
      "stream rank step component dtype global-extent offset extent segment",
      "Stores a chunk whose bytes the writer put in a segment lent for this step: +OK."},
+    {"SS.STREAM.PUTREF", 10, kWrite, 1, 1, 1, put_reference, "stream",
+     "stream rank step component dtype global-extent offset extent chunk-id",
+     "Cluster mode: names a chunk the writer stored on its CHUNKS-ON member (SS.CHUNKS.PUT there) "
+     "as part of a begun step: +OK. The stream frees it there when the step is freed."},
     {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
      "stream rank step path name string|int|float|strings|ints|floats value [value ...]",
      "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK."},

@@ -1,0 +1,89 @@
+// Colocated chunks (cluster mode): the chunk bytes a writer stores on its own node's shard while
+// its stream's table lives on another shard (SS.CHUNKS.*). The stream's shard names each chunk
+// by the id this store gave it, hands the id to readers with the step, and frees the chunks when
+// the step is freed (SS.CHUNKS.FREE, sent from shard to shard) or aborted by a writer's failure
+// (SS.CHUNKS.DROP).
+//
+// Bound: a writer's chunks never belong to more than the last `limit` steps it stored chunks for
+// (the stream's queue limit): the stream's shard holds at most that many of its steps, so older
+// ones are dropped here even when the message freeing them is late or lost.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/buffer.hpp"
+#include "server/store/memory_reservation.hpp"
+
+namespace slipstream::server {
+
+class ChunkStore {
+ public:
+  /// Who stored a chunk: the connection, the stream's name and the writer rank.
+  struct Writer {
+    std::uint64_t session = 0;
+    std::string stream;
+    std::uint32_t rank = 0;
+    auto operator<=>(const Writer&) const = default;
+  };
+
+  /// Stores `bytes` (counted by `reservation`) as a chunk of `writer`'s `step` and returns its
+  /// id (never reused). When this is a step the writer has not stored chunks for yet, its
+  /// chunks of steps older than its last `limit` go. Throws StreamAborted when the step was
+  /// dropped already (the stream's shard aborted it).
+  std::uint64_t put(const Writer& writer, std::int64_t step, std::size_t limit, Buffer bytes,
+                    MemoryReservation reservation);
+  /// The bytes of the chunks `ids`, shared (zero copy). Throws StreamError naming the first id
+  /// not held.
+  std::vector<std::shared_ptr<const Buffer>> get(std::span<const std::uint64_t> ids) const;
+  /// Frees the chunks `ids` (unknown ones are ignored: freeing is idempotent). Returns how many
+  /// were held.
+  std::size_t free(std::span<const std::uint64_t> ids);
+  /// Frees every chunk of `stream`'s writer `rank` in `steps`, whichever connection stored it,
+  /// and refuses later puts for them. Returns how many were held.
+  std::size_t drop(const std::string& stream, std::uint32_t rank,
+                   std::span<const std::int64_t> steps);
+  /// True the first time for `session`: its connection then needs a close hook that calls
+  /// session_closed().
+  bool needs_close_hook(std::uint64_t session);
+  /// The connection closed: its writers' windows go (their chunks stay until freed).
+  void session_closed(std::uint64_t session);
+
+  std::size_t chunks() const;
+  std::size_t bytes() const;
+
+ private:
+  struct Held {
+    std::shared_ptr<const Buffer> bytes;
+    MemoryReservation reservation;
+    std::string stream;
+    std::uint32_t rank = 0;
+    std::int64_t step = 0;
+  };
+  // The steps a writer stored chunks for, oldest first, with their chunk ids.
+  using Window = std::deque<std::pair<std::int64_t, std::vector<std::uint64_t>>>;
+  static constexpr std::size_t kDroppedRemembered = 256;
+
+  void erase_locked(std::uint64_t id);
+
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uint64_t, Held> chunks_;
+  std::map<Writer, Window> windows_;
+  std::set<std::uint64_t> hooked_;  // sessions with a close hook
+  // Recently dropped (stream, rank, step): puts for them are refused.
+  std::deque<std::tuple<std::string, std::uint32_t, std::int64_t>> dropped_;
+  std::uint64_t next_id_ = 1;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace slipstream::server
