@@ -4,7 +4,7 @@
 //
 // One MPI job of 4 ranks: 0 and 1 write, 2 and 3 read. Rank 0 also starts the slipstream server
 // (a child process, Unix socket). Run it plainly and it starts itself under mpirun:
-//   stream_bench [--sizes 1,16,64] [--steps 8] [--rounds 5]
+//   stream_bench [--sizes 1,16,64] [--steps 8] [--rounds 5] [--queue 2]
 //
 // Per step each writer fills its chunk (rows x 4096 doubles, the step number in every element) and
 // publishes it; each reader takes one writer's chunk (MPI: a receive from its writer; streams:
@@ -52,6 +52,7 @@ struct Settings {
   int compute_ms = 50;        // the writers' compute per step in the step-cost test
   int cost_steps = 30;        // steps per measurement of the step cost
   int cost_size_mib = 16;
+  int queue_limit = 2;        // the streams' queue limit (steps held at once) in the bandwidth test
   std::string slipstream_binary = SLIPSTREAM_BINARY;
 };
 
@@ -109,13 +110,15 @@ class Party {
  public:
   enum class Path { kMpi, kPut, kLoan };
 
-  Party(Path path, int rank, const std::string& socket, std::size_t rows, const std::string& name)
+  Party(Path path, int rank, const std::string& socket, std::size_t rows, const std::string& name,
+        std::size_t queue_limit)
       : path_(path), rank_(rank), rows_(rows), count_(rows * kColumns), chunk_(count_),
         global_{kWriters * rows, kColumns}, offset_{rank * rows, 0}, extent_{rows, kColumns} {
     if (path_ == Path::kMpi) return;
     if (rank < kWriters) {
       slipstream::StreamWriterOptions options;
       options.expected_groups = 1;
+      options.queue_limit = queue_limit;
       writer_.emplace(client_options(socket), name, rank, kWriters, options);
     } else {
       slipstream::StreamReaderOptions options;
@@ -199,9 +202,10 @@ std::vector<double> bandwidths(int rank, const std::string& socket, int size_mib
                                const Settings& settings) {
   const std::size_t rows = (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
   const std::string suffix = std::to_string(size_mib);
-  Party parties[] = {Party(Party::Path::kMpi, rank, socket, rows, ""),
-                     Party(Party::Path::kPut, rank, socket, rows, "bench.put." + suffix),
-                     Party(Party::Path::kLoan, rank, socket, rows, "bench.loan." + suffix)};
+  const std::size_t queue = static_cast<std::size_t>(settings.queue_limit);
+  Party parties[] = {Party(Party::Path::kMpi, rank, socket, rows, "", queue),
+                     Party(Party::Path::kPut, rank, socket, rows, "bench.put." + suffix, queue),
+                     Party(Party::Path::kLoan, rank, socket, rows, "bench.loan." + suffix, queue)};
   std::vector<std::vector<double>> seconds(std::size(parties));
   for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
     for (std::size_t p = 0; p < std::size(parties); ++p) {
@@ -440,6 +444,8 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", settings.sizes_mib, "MiB per writer per step")->delimiter(',');
   app.add_option("--steps", settings.steps, "steps per round (at least 128 MiB per writer)");
   app.add_option("--rounds", settings.rounds, "rounds (the median is reported)");
+  app.add_option("--queue", settings.queue_limit, "streams' queue limit in the bandwidth test")
+      ->check(CLI::Range(1, 64));
   app.add_option("--compute-ms", settings.compute_ms, "writers' compute per step, step-cost test");
   app.add_option("--cost-steps", settings.cost_steps, "steps of the step-cost test");
   app.add_option("--slipstream", settings.slipstream_binary, "slipstream executable");

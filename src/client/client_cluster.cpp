@@ -81,6 +81,9 @@ void Client::Impl::connect_first() {
   if (myid.is_string()) seed_id_ = myid.string;
   if (!slots.is_error() && load_map(slots)) {
     clustered_ = true;
+    if (nodes_[default_node_].connection) {
+      attach_member_shared_memory(*nodes_[default_node_].connection);
+    }
     return;
   }
   if (mode == ClusterMode::kClustered) {
@@ -111,7 +114,11 @@ client::Connection& Client::Impl::connected(std::size_t node) {
     try {
       n.connection = open(n.address, timeout);
       n.reached = true;
-      if (!clustered_) attach_shared_memory(*n.connection);
+      if (!clustered_) {
+        attach_shared_memory(*n.connection);
+      } else if (node == default_node_) {
+        attach_member_shared_memory(*n.connection);
+      }
       return *n.connection;
     } catch (const Error& error) {
       bool transient =
@@ -306,6 +313,11 @@ std::optional<std::string> Client::Impl::colocation_member(std::string_view key)
     return std::nullopt;
   }
   return nodes_[default_node_].id;
+}
+
+bool Client::Impl::member_shared_memory(std::string_view node_id) {
+  std::lock_guard lock(io_mutex_);
+  return clustered_ && member_shm_ && nodes_[default_node_].id == node_id;
 }
 
 bool Client::Impl::same_slot(std::string_view a, std::string_view b) const {

@@ -118,6 +118,9 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// `key` lives on another member; nothing standalone, or when the key's member is that one, or
   /// when the given member could not be identified. Where a stream writer keeps its chunks.
   std::optional<std::string> colocation_member(std::string_view key);
+  /// Cluster mode: true when the connection to member `node_id` has shared memory attached
+  /// (the member this client was given, over a Unix socket): stream segments and views there.
+  bool member_shared_memory(std::string_view node_id);
 
   /// True when `a` and `b` are in the same hash slot (always true standalone): a server-side
   /// multi-key command (RENAME, COPY) may name both.
@@ -239,6 +242,10 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   // Asks a new Unix-socket connection for the fast path (SS.SHM.ATTACH); standalone only.
   // Requires io_mutex_.
   void attach_shared_memory(client::Connection& connection);
+  // Cluster mode: asks the connection to the member this client was given for shared memory,
+  // for stream segments only (tensors keep the socket: their keys live on every member).
+  // Requires io_mutex_.
+  void attach_member_shared_memory(client::Connection& connection);
   // Sends SS.SHM.RELEASE for ids given back since the last request; true if it sent one.
   bool send_shm_releases(client::Connection& connection);
   std::chrono::milliseconds io_timeout_with(std::chrono::milliseconds wait) const;
@@ -259,6 +266,7 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   std::atomic<bool> server_waits_{true};            ///< false once the server rejected SS.WAIT
   std::shared_ptr<client::ShmLink> shm_ = std::make_shared<client::ShmLink>();
   bool shm_wanted_ = false;  ///< fast path allowed (kAuto, unix://, not SLIPSTREAM_SHM=off)
+  bool member_shm_ = false;  ///< cluster: the default node's connection has SS.SHM.ATTACH
 
   mutable std::mutex settings_mutex_;
   std::string put_prefix_;                 ///< SSKEYOUT, guarded by settings_mutex_

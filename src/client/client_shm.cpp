@@ -214,6 +214,16 @@ void Client::Impl::attach_shared_memory(client::Connection& connection) {
   shm_->connected(with_shm);
 }
 
+void Client::Impl::attach_member_shared_memory(client::Connection& connection) {
+  member_shm_ = false;
+  if (!shm_wanted_ || nodes_[default_node_].address.kind != client::Address::Kind::kUnix) return;
+  connection.set_io_timeout(options_.command_timeout);
+  Request attach;
+  attach.command({"SS.SHM.ATTACH"});
+  connection.send(attach);
+  member_shm_ = !connection.read_reply().is_error();  // an error: the socket it is
+}
+
 bool Client::Impl::send_shm_releases(client::Connection& connection) {
   std::vector<std::uint64_t> ids = shm_->take_pending();
   if (ids.empty()) return false;

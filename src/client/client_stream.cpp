@@ -236,6 +236,49 @@ std::shared_ptr<SegmentMapping> map_segment(int fd, std::size_t size, bool writa
   return std::make_shared<SegmentMapping>(address, size);
 }
 
+// A segment a writer was lent, mapped writable (null when it could not be), with the chunk id
+// that comes with it from SS.CHUNKS.SEGMENTS.
+struct LentSegment {
+  std::uint64_t segment = 0, chunk = 0;
+  std::shared_ptr<SegmentMapping> mapping;
+};
+
+// Reads an SS.STREAM.SEGMENTS reply ([[segment, fresh]...], [dropped...]) or, `with_chunks`, an
+// SS.CHUNKS.SEGMENTS one ([[chunk, segment, fresh]...], [dropped...]): one entry per size, fresh
+// segments mapped (their descriptors come in order) and added to `mapped`, dropped ones removed
+// from it. An error reply lends nothing.
+std::vector<LentSegment> read_lent_segments(
+    client::Connection& c, std::span<const std::size_t> sizes, bool with_chunks,
+    std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
+  Reply reply = c.read_reply();
+  if (reply.is_error()) return {};
+  const std::size_t width = with_chunks ? 3 : 2;
+  if (!reply.is_array() || reply.elements.size() != 2 ||
+      reply.elements[0].elements.size() != sizes.size()) {
+    c.protocol_error("malformed SEGMENTS reply");
+  }
+  std::vector<LentSegment> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const Reply& entry = reply.elements[0].elements[i];
+    if (entry.elements.size() != width) c.protocol_error("malformed SEGMENTS reply");
+    LentSegment one;
+    if (with_chunks) one.chunk = static_cast<std::uint64_t>(entry.elements[0].integer);
+    one.segment = static_cast<std::uint64_t>(entry.elements[width - 2].integer);
+    if (entry.elements[width - 1].integer != 0) {
+      one.mapping = map_segment(c.take_fd(), sizes[i], /*writable=*/true);
+      if (one.mapping) mapped[one.segment] = one.mapping;
+    } else if (auto known = mapped.find(one.segment); known != mapped.end()) {
+      one.mapping = known->second;
+    }
+    if (one.mapping && one.mapping->size != sizes[i]) one.mapping = nullptr;
+    out.push_back(std::move(one));
+  }
+  for (const Reply& id : reply.elements[1].elements) {
+    mapped.erase(static_cast<std::uint64_t>(id.integer));
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- StreamWriter --------------------------------------------------------------------------------
@@ -337,39 +380,22 @@ class StreamWriter::Impl {
   // Reads a SEGMENTS reply into `lent`, mapping fresh segments (and forgetting dropped ones).
   // An error reply (pool full, out of memory, the step not begun) lends nothing.
   void read_segments(client::Connection& c, std::span<const std::size_t> sizes) {
-    Reply reply = c.read_reply();
-    if (reply.is_error()) return;
-    if (!reply.is_array() || reply.elements.size() != 2 ||
-        reply.elements[0].elements.size() != sizes.size()) {
-      c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
-    }
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const Reply& entry = reply.elements[0].elements[i];
-      if (entry.elements.size() != 2) c.protocol_error("malformed SS.STREAM.SEGMENTS reply");
-      Lent one;
-      one.id = static_cast<std::uint64_t>(entry.elements[0].integer);
-      if (entry.elements[1].integer != 0) {
-        one.mapping = map_segment(c.take_fd(), sizes[i], /*writable=*/true);
-        if (one.mapping) segments[one.id] = one.mapping;
-      } else if (auto known = segments.find(one.id); known != segments.end()) {
-        one.mapping = known->second;
-      }
-      if (one.mapping && one.mapping->size == sizes[i]) lent.push_back(std::move(one));
-    }
-    for (const Reply& id : reply.elements[1].elements) {
-      segments.erase(static_cast<std::uint64_t>(id.integer));
+    for (const LentSegment& one : read_lent_segments(c, sizes, false, segments)) {
+      if (one.mapping) lent.push_back(Lent{one.segment, one.mapping, false});
     }
   }
-  // Takes an unused lent segment of `bytes` bytes for a chunk and queues its PUTSEG; returns the
-  // segment's writable bytes, or null when no such segment is lent.
-  std::byte* take_segment(std::string_view component, DType dtype, std::string_view global,
-                          std::string_view offset, std::string_view extent, std::size_t bytes) {
-    auto free = std::find_if(lent.begin(), lent.end(), [&](const Lent& l) {
+  // Takes an unused segment of `bytes` bytes from `from` for a chunk and queues `command`
+  // (PUTSEG: the segment id; PUTREF: the chunk id) naming it; returns the segment's writable
+  // bytes, or null when no such segment is lent.
+  std::byte* take_from(std::vector<Lent>& from, std::string_view command,
+                       std::string_view component, DType dtype, std::string_view global,
+                       std::string_view offset, std::string_view extent, std::size_t bytes) {
+    auto free = std::find_if(from.begin(), from.end(), [&](const Lent& l) {
       return !l.used && l.mapping->size == bytes;
     });
-    if (free == lent.end()) return nullptr;
+    if (free == from.end()) return nullptr;
     free->used = true;
-    start(10, "SS.STREAM.PUTSEG", *open_step);
+    start(10, command, *open_step);
     pending.arg(keep(std::string(component)));
     pending.arg(dtype_name(dtype));
     pending.arg(global);
@@ -377,6 +403,10 @@ class StreamWriter::Impl {
     pending.arg(extent);
     pending.arg(static_cast<std::int64_t>(free->id));
     return free->mapping->bytes();
+  }
+  std::byte* take_segment(std::string_view component, DType dtype, std::string_view global,
+                          std::string_view offset, std::string_view extent, std::size_t bytes) {
+    return take_from(lent, "SS.STREAM.PUTSEG", component, dtype, global, offset, extent, bytes);
   }
   // Copies a chunk into an unused lent segment of its size (take_segment); false when there is
   // none.
@@ -420,7 +450,7 @@ class StreamWriter::Impl {
   // ones stored.
   std::vector<std::uint64_t> store_colocated() {
     Request request;
-    const std::string limit = std::to_string(options.queue_limit);
+    const std::string limit = member_limit();
     for (const HeldChunk& chunk : colocated) {
       request.command(6);
       request.arg("SS.CHUNKS.PUT");
@@ -460,6 +490,66 @@ class StreamWriter::Impl {
     }
     return ids;
   }
+  // ---- Colocated chunks through shared memory (cluster mode, this writer on its member's
+  // node): segments lent there for the open step, each with the chunk id it will be.
+  // The window the member keeps for this writer: the queue limit, plus the step whose segments
+  // are asked for alongside BEGIN (before the stream's shard has given it a slot).
+  std::string member_limit() const { return std::to_string(options.queue_limit + 1); }
+  void add_member_segments_request(Request& request, std::int64_t step,
+                                   std::span<const std::size_t> sizes) const {
+    request.command(5 + sizes.size());
+    request.arg("SS.CHUNKS.SEGMENTS");
+    request.arg(stream);
+    request.arg(static_cast<std::int64_t>(rank));
+    request.arg(step);
+    request.arg(member_limit());
+    for (std::size_t size : sizes) request.arg(static_cast<std::int64_t>(size));
+  }
+  // Reads an SS.CHUNKS.SEGMENTS reply into member_lent, mapping fresh segments (a chunk id whose
+  // segment cannot be used is freed at end_step). An error reply lends nothing.
+  void read_member_segments(client::Connection& c, std::span<const std::size_t> sizes) {
+    for (const LentSegment& one : read_lent_segments(c, sizes, true, member_segments)) {
+      if (one.mapping) {
+        member_lent.push_back(Lent{one.chunk, one.mapping, false});
+      } else {
+        unusable.push_back(one.chunk);
+      }
+    }
+  }
+  // Asks the member for segments of `sizes` for the open step now (one round trip).
+  void member_lend_now(std::span<const std::size_t> sizes) {
+    Request request;
+    add_member_segments_request(request, *open_step, sizes);
+    try {
+      client.exchange(Route::any(), request,
+                      [&](client::Connection& c) { read_member_segments(c, sizes); });
+    } catch (const ServerError&) {  // pool full, out of memory: the socket it is
+    }
+  }
+  std::byte* take_member_segment(std::string_view component, DType dtype,
+                                 std::string_view global, std::string_view offset,
+                                 std::string_view extent, std::size_t bytes) {
+    return take_from(member_lent, "SS.STREAM.PUTREF", component, dtype, global, offset, extent,
+                     bytes);
+  }
+  // At end_step, over shared memory: segments for the chunks held back, copied in; what gets
+  // none stays held for SS.CHUNKS.PUT.
+  void copy_held_into_member_segments() {
+    std::vector<std::size_t> sizes;
+    for (const HeldChunk& chunk : colocated) {
+      if (chunk.bytes >= options.shared_memory_min_bytes && chunk.bytes > 0) {
+        sizes.push_back(chunk.bytes);
+      }
+    }
+    if (!sizes.empty()) member_lend_now(sizes);
+    std::erase_if(colocated, [&](const HeldChunk& chunk) {
+      std::byte* into = take_member_segment(chunk.component, chunk.dtype, chunk.global,
+                                            chunk.offset, chunk.extent, chunk.bytes);
+      if (into != nullptr) std::memcpy(into, chunk.data, chunk.bytes);
+      return into != nullptr;
+    });
+  }
+
   // Frees colocated chunks no step will name (best effort: the shard's bound frees them too).
   void free_colocated(std::span<const std::uint64_t> ids) {
     if (ids.empty()) return;
@@ -481,6 +571,11 @@ class StreamWriter::Impl {
   // on another.
   std::optional<std::string> chunk_member;
   std::vector<HeldChunk> colocated;  // the open step's chunks for chunk_member
+  bool chunk_shm = false;            // chunk_member reached over shared memory
+  std::vector<Lent> member_lent;  // lent there for the open step (id: the chunk id)
+  std::vector<std::uint64_t> unusable;  // chunk ids lent there that could not be used
+  // The member's segments this writer has mapped, by segment id.
+  std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> member_segments;
   std::optional<std::int64_t> open_step;
   Request pending;
   std::size_t pending_count = 0;
@@ -524,6 +619,8 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
   request.command(words.size());
   for (const std::string& word : words) request.arg(word);
   impl_->client.call(impl_->stream, request, "SS.STREAM.WRITE");
+  impl_->chunk_shm =
+      impl_->chunk_member && impl_->client.member_shared_memory(*impl_->chunk_member);
 }
 
 StreamWriter::~StreamWriter() {
@@ -559,14 +656,43 @@ void StreamWriter::begin_step(std::int64_t step) {
   const bool predict = w.client.shm_link().active() && !w.last_sizes.empty();
   if (predict) w.add_segments_request(request, step, w.last_sizes);
   w.lent.clear();
-  Reply reply = w.client.exchange(
-      w.stream, request,
-      [&](client::Connection& c) {
-        Reply begun = c.read_reply();
-        if (predict) w.read_segments(c, w.last_sizes);
-        return begun;
-      },
-      wait_of(timeout));
+  w.member_lent.clear();
+  Reply reply;
+  if (w.chunk_shm && !w.last_sizes.empty()) {
+    // Colocated: the member's segments are asked for at the same time, from the member.
+    w.client.exchange_batch(
+        2, [&](std::size_t i) { return i == 0 ? Route(w.stream) : Route::any(); },
+        [&](Request& r, std::size_t i) {
+          if (i == 0) {
+            r.command({"SS.STREAM.BEGIN", w.stream, std::to_string(w.rank), std::to_string(step),
+                       "TIMEOUT", std::to_string(timeout.count())});
+          } else {
+            w.add_member_segments_request(r, step, w.last_sizes);
+          }
+        },
+        [&](client::Connection& c, std::size_t i) {
+          if (i == 0) {
+            reply = c.read_reply();
+          } else {
+            w.read_member_segments(c, w.last_sizes);
+          }
+        },
+        wait_of(timeout));
+    if (reply.is_error() || reply.is_nil()) {  // no step: what was lent for it goes
+      for (const Impl::Lent& l : w.member_lent) w.unusable.push_back(l.id);
+      w.member_lent.clear();
+      w.free_colocated(std::exchange(w.unusable, {}));
+    }
+  } else {
+    reply = w.client.exchange(
+        w.stream, request,
+        [&](client::Connection& c) {
+          Reply begun = c.read_reply();
+          if (predict) w.read_segments(c, w.last_sizes);
+          return begun;
+        },
+        wait_of(timeout));
+  }
   if (reply.is_error()) {
     w.lent.clear();
     if (is_aborted(reply.string)) {  // the others went on without this step: so does this writer
@@ -604,7 +730,15 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   const std::string_view at = w.keep(stream::format_extent_list(offset));
   const std::string_view size = w.keep(stream::format_extent_list(extent));
   if (w.chunk_member) {
-    w.colocated.push_back(Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
+    std::byte* into = w.chunk_shm && bytes > 0 && bytes >= w.options.shared_memory_min_bytes
+                          ? w.take_member_segment(component, dtype, global, at, size, bytes)
+                          : nullptr;
+    if (into != nullptr) {
+      std::memcpy(into, data, bytes);
+    } else {
+      w.colocated.push_back(
+          Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
+    }
     return;
   }
   if (w.client.shm_link().active() && bytes > 0 &&
@@ -642,6 +776,15 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
     }
     if (into != nullptr) return {into, bytes};
   }
+  if (w.chunk_shm && bytes > 0 && bytes >= w.options.shared_memory_min_bytes) {
+    std::byte* into = w.take_member_segment(component, dtype, global, at, size, bytes);
+    if (into == nullptr) {  // none of this size lent with BEGIN: ask for one now
+      const std::size_t sizes[] = {bytes};
+      w.member_lend_now(sizes);
+      into = w.take_member_segment(component, dtype, global, at, size, bytes);
+    }
+    if (into != nullptr) return {into, bytes};
+  }
   // Private memory, sent on the socket at end_step.
   auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
   if (w.chunk_member) {
@@ -671,6 +814,9 @@ bool StreamWriter::end_step() {
   if (impl_->aborted) {
     impl_->reset();
     impl_->lent.clear();
+    for (const Impl::Lent& l : impl_->member_lent) impl_->unusable.push_back(l.id);
+    impl_->member_lent.clear();
+    impl_->free_colocated(std::exchange(impl_->unusable, {}));
     impl_->open_step.reset();
     impl_->last_abort = *std::exchange(impl_->aborted, std::nullopt);
     return false;
@@ -682,12 +828,18 @@ bool StreamWriter::end_step() {
   // Colocated chunks are stored on this writer's shard first: the stream's shard names them
   // only once they are there.
   std::vector<std::uint64_t> stored;
+  if (w.chunk_shm && !w.colocated.empty()) w.copy_held_into_member_segments();
+  for (const Impl::Lent& l : w.member_lent) (l.used ? stored : w.unusable).push_back(l.id);
+  w.free_colocated(std::exchange(w.unusable, {}));  // lent and not used: nothing will name them
   if (!w.colocated.empty()) {
     try {
-      stored = w.store_colocated();
+      const std::vector<std::uint64_t> put = w.store_colocated();
+      stored.insert(stored.end(), put.begin(), put.end());
     } catch (const ServerError& e) {
       w.reset();
+      w.member_lent.clear();
       if (!is_aborted(e.server_text())) throw;
+      w.free_colocated(stored);  // the step is gone: nothing will name them
       w.lent.clear();
       w.open_step.reset();
       w.last_abort = e.server_text();
@@ -701,6 +853,10 @@ bool StreamWriter::end_step() {
   for (const Impl::Lent& l : w.lent) {
     if (l.used) w.last_sizes.push_back(l.mapping->size);
   }
+  for (const Impl::Lent& l : w.member_lent) {
+    if (l.used) w.last_sizes.push_back(l.mapping->size);
+  }
+  w.member_lent.clear();
   w.start(4, "SS.STREAM.END", *w.open_step);
   try {
     w.flush("end_step");
@@ -1050,12 +1206,19 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   struct Ask {
     std::string_view member;        // empty: the stream's shard
     std::vector<std::size_t> which;  // indices into `wanted`
+    const char* command;
   };
   std::vector<Ask> asks;
   for (std::size_t k : asked) {
     const std::string_view member = homes[wanted[k]].first;
     auto ask = std::find_if(asks.begin(), asks.end(), [&](const Ask& a) { return a.member == member; });
-    if (ask == asks.end()) ask = asks.insert(asks.end(), Ask{member, {}});
+    if (ask == asks.end()) {
+      // The member of this reader's node, over shared memory, hands out its segments.
+      const char* there = member.empty()                            ? command
+                          : s.client.member_shared_memory(member) ? "SS.CHUNKS.VIEW"
+                                                                  : "SS.CHUNKS.GET";
+      ask = asks.insert(asks.end(), Ask{member, {}, there});
+    }
     ask->which.push_back(k);
   }
   auto add = [&](Request& request, std::size_t i) {
@@ -1070,13 +1233,13 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
       for (std::size_t k : ask.which) request.arg(ids[wanted[k]]);
     } else {
       request.command(1 + ask.which.size());
-      request.arg("SS.CHUNKS.GET");
+      request.arg(ask.command);
       for (std::size_t k : ask.which) request.arg(homes[wanted[k]].second);
     }
   };
   auto read = [&](client::Connection& c, std::size_t i) {
     const Ask& ask = asks[i];
-    const char* what = ask.member.empty() ? command : "SS.CHUNKS.GET";
+    const char* what = ask.command;
     Reply reply = c.read_reply();
     if (reply.is_error()) client::throw_server_error(reply.string, what);
     if (!reply.is_array() || reply.elements.size() != ask.which.size()) {

@@ -438,18 +438,20 @@ TEST_F(ClusterTest, KilledShardFailsOnlyItsKeysAndIsServedAgainAfterRestart) {
   EXPECT_EQ(client.get_tensors(mixed).size(), 3u);
 }
 
-// A figure from INFO streams ("name:value"); -1 when it is missing.
-long long info_figure(RawClient& c, const std::string& name) {
-  const std::string text = c.call({"INFO", "streams"}).text;
+// A figure from INFO `section` ("name:value"); -1 when it is missing.
+long long info_figure(RawClient& c, const std::string& name,
+                      const std::string& section = "streams") {
+  const std::string text = c.call({"INFO", section}).text;
   const std::size_t at = text.find("\n" + name + ":");
   if (at == std::string::npos) return -1;
   return std::stoll(text.substr(at + name.size() + 2));
 }
 
 // True once INFO's `name` is `value` (frees travel from shard to shard: not at once).
-bool eventually_info(RawClient c, const std::string& name, long long value) {
+bool eventually_info(RawClient c, const std::string& name, long long value,
+                     const std::string& section = "streams") {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (info_figure(c, name) != value) {
+  while (info_figure(c, name, section) != value) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(20ms);
   }
@@ -617,6 +619,79 @@ TEST_F(ClusterTest, ColocatedChunksLiveOnTheWritersShardUntilTheirStepIsFreed) {
   EXPECT_EQ(kept.elements[1].text, chunk);
   EXPECT_EQ(direct.call({"SS.CHUNKS.FREE", std::to_string(ids[1]), std::to_string(ids[2])}).integer, 2);
   EXPECT_EQ(info_figure(direct, "colocated_chunks"), 0);
+}
+
+// On the writer's node, colocated chunks go through shared memory: a writer given its shard's
+// Unix socket fills segments lent there (put_chunk copies into one, loan_chunk hands it out), a
+// reader on the same node maps them (no copy), a reader elsewhere gets the bytes over TCP. The
+// segments are lent again once the stream's shard frees their step, so their number stays put.
+TEST_F(ClusterTest, ColocatedChunksGoThroughSharedMemoryOnTheWritersNode) {
+  const std::string name = name_on(cluster_, 0, "shared");
+  constexpr std::uint64_t kRows = 128, kCols = 64;  // 64 KiB of doubles: the shared-memory size
+  constexpr int kSteps = 6;
+  auto value = [](int step, std::uint64_t i) { return step * 1e6 + static_cast<double>(i); };
+  ClientOptions near_options, far_options;
+  near_options.address = cluster_.unix_address(1);
+  far_options.address = cluster_.address(2);
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = 10s;
+  StreamReader near(near_options, name, "near", 0, 1, reader_options);
+  StreamReader far(far_options, name, "far", 0, 1, reader_options);
+  std::atomic<int> wrong{0}, shared{0}, copied{0};
+  auto read_all = [&](StreamReader& reader) {
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep) {
+        if (next.kind != StreamNext::Kind::kEnd) ++wrong;
+        return;
+      }
+      const int step = static_cast<int>(next.step->number());
+      for (const char* component : {"meshes/put", "meshes/loan"}) {
+        for (const StreamPiece& piece : next.step->load(component)) {
+          (piece.shared ? shared : copied)++;
+          auto got = piece.as<double>();
+          if (got.size() != kRows * kCols) ++wrong;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            if (got[i] != value(step, i) + (component[7] == 'l' ? 0.5 : 0)) ++wrong;
+          }
+        }
+      }
+    }
+  };
+  std::thread near_thread(read_all, std::ref(near)), far_thread(read_all, std::ref(far));
+  {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 2;
+    writer_options.queue_limit = 2;
+    ClientOptions writer_client;
+    writer_client.address = cluster_.unix_address(1);
+    StreamWriter writer(writer_client, name, 0, 1, writer_options);
+    const std::vector<std::uint64_t> global{kRows, kCols}, origin{0, 0};
+    std::vector<double> values(kRows * kCols);
+    for (int step = 0; step < kSteps; ++step) {
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = value(step, i);
+      writer.begin_step(step);
+      writer.put_chunk<double>("meshes/put", global, origin, global, values);
+      std::span<std::byte> loan =
+          writer.loan_chunk("meshes/loan", DType::kFloat64, global, origin, global);
+      auto* into = reinterpret_cast<double*>(loan.data());
+      for (std::size_t i = 0; i < values.size(); ++i) into[i] = values[i] + 0.5;
+      ASSERT_TRUE(writer.end_step());
+    }
+    // Two components, lent for at most the queue limit plus the step asked for with BEGIN.
+    RawClient writer_shard = cluster_.raw(1);
+    const long long segments = info_figure(writer_shard, "shm_files", "memory");
+    EXPECT_GT(segments, 0);
+    EXPECT_LE(segments, 2 * 3);
+    writer.close();
+  }
+  near_thread.join();
+  far_thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared.load(), 2 * kSteps);  // the near reader mapped every chunk
+  EXPECT_EQ(copied.load(), 2 * kSteps);  // the far one received them
+  EXPECT_TRUE(eventually_info(cluster_.raw(1), "colocated_chunks", 0));
+  EXPECT_TRUE(eventually_info(cluster_.raw(1), "shm_files", 0, "memory"));  // the writer has gone
 }
 
 // A writer that dies between storing its chunks on its shard and ending the step: the stream's

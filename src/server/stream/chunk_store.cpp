@@ -3,46 +3,80 @@
 
 #include <algorithm>
 
+#include "server/shm/shm.hpp"
 #include "server/stream/stream_error.hpp"
 
 namespace slipstream::server {
+namespace {
 
-std::uint64_t ChunkStore::put(const Writer& writer, std::int64_t step, std::size_t limit,
-                              Buffer bytes, MemoryReservation reservation) {
-  std::lock_guard lock(mutex_);
-  const auto dropped = std::find(dropped_.begin(), dropped_.end(),
-                                 std::make_tuple(writer.stream, writer.rank, step));
-  if (dropped != dropped_.end()) {
+void check_not_dropped(
+    const std::deque<std::tuple<std::string, std::uint32_t, std::int64_t>>& dropped,
+    const ChunkStore::Writer& writer, std::int64_t step) {
+  if (std::find(dropped.begin(), dropped.end(),
+                std::make_tuple(writer.stream, writer.rank, step)) != dropped.end()) {
     throw StreamAborted("step " + std::to_string(step) + " of stream " + writer.stream +
                         " was aborted (writer " + std::to_string(writer.rank) +
                         "'s chunks of it were dropped)");
   }
-  Window& window = windows_[writer];
-  if (window.empty() || window.back().first != step) {
-    auto known = std::find_if(window.begin(), window.end(),
-                              [&](const auto& entry) { return entry.first == step; });
-    if (known == window.end()) {
-      window.emplace_back(step, std::vector<std::uint64_t>{});
-      while (window.size() > std::max<std::size_t>(limit, 1)) {
-        for (std::uint64_t id : window.front().second) erase_locked(id);
-        window.pop_front();
-      }
-    }
-  }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t>& ChunkStore::open_step(const Writer& writer, std::int64_t step,
+                                                  std::size_t limit) {
+  check_not_dropped(dropped_, writer, step);
+  auto& window = writers_[writer].window;
   auto entry = std::find_if(window.begin(), window.end(),
                             [&](const auto& e) { return e.first == step; });
+  if (entry != window.end()) return entry->second;
+  window.emplace_back(step, std::vector<std::uint64_t>{});
+  while (window.size() > std::max<std::size_t>(limit, 1)) {
+    const std::vector<std::uint64_t> doomed = window.front().second;
+    for (std::uint64_t id : doomed) erase_locked(id);
+    window.pop_front();
+  }
+  return window.back().second;
+}
+
+std::uint64_t ChunkStore::hold(Held held, std::vector<std::uint64_t>& ids) {
   const std::uint64_t id = next_id_++;
-  entry->second.push_back(id);
-  bytes_ += bytes.size();
-  chunks_.emplace(id, Held{std::make_shared<const Buffer>(std::move(bytes)),
-                           std::move(reservation), writer.stream, writer.rank, step});
+  ids.push_back(id);
+  bytes_ += held.size;
+  chunks_.emplace(id, std::move(held));
   return id;
 }
 
-std::vector<std::shared_ptr<const Buffer>> ChunkStore::get(
-    std::span<const std::uint64_t> ids) const {
+std::uint64_t ChunkStore::put(const Writer& writer, std::int64_t step, std::size_t limit,
+                              Buffer bytes, MemoryReservation reservation) {
   std::lock_guard lock(mutex_);
-  std::vector<std::shared_ptr<const Buffer>> out;
+  std::vector<std::uint64_t>& ids = open_step(writer, step, limit);
+  const std::size_t size = bytes.size();
+  return hold(Held{ChunkBytes{std::make_shared<const Buffer>(std::move(bytes)), nullptr}, size,
+                   std::move(reservation), writer, step},
+              ids);
+}
+
+std::vector<ChunkStore::Lent> ChunkStore::lend(const Writer& writer, std::int64_t step,
+                                               std::size_t limit,
+                                               std::span<const std::size_t> sizes,
+                                               const SegmentPool::Create& create,
+                                               std::vector<std::uint64_t>* dropped) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::uint64_t>& ids = open_step(writer, step, limit);
+  std::vector<SegmentPool::Lent> lent =
+      writers_[writer].segments.lend(writer.rank, step, sizes, create, dropped);
+  std::vector<Lent> out;
+  for (SegmentPool::Lent& one : lent) {
+    const std::size_t size = one.segment->size();
+    const std::uint64_t id = hold(Held{ChunkBytes{nullptr, one.segment}, size, {}, writer, step}, ids);
+    out.push_back(Lent{id, std::move(one)});
+  }
+  return out;
+}
+
+std::vector<ChunkBytes> ChunkStore::get(std::span<const std::uint64_t> ids) {
+  std::lock_guard lock(mutex_);
+  std::vector<ChunkBytes> out;
   out.reserve(ids.size());
   for (std::uint64_t id : ids) {
     auto found = chunks_.find(id);
@@ -50,6 +84,11 @@ std::vector<std::shared_ptr<const Buffer>> ChunkStore::get(
       throw StreamError("chunk " + std::to_string(id) +
                         " is not held here (its step was freed or aborted, or this shard "
                         "restarted)");
+    }
+    // A segment goes to readers sealed: only its writer's mapping, made when it was lent, writes.
+    std::string error;
+    if (found->second.bytes.segment && !found->second.bytes.segment->seal_for_readers(&error)) {
+      throw StreamError(error);
     }
     out.push_back(found->second.bytes);
   }
@@ -59,8 +98,22 @@ std::vector<std::shared_ptr<const Buffer>> ChunkStore::get(
 void ChunkStore::erase_locked(std::uint64_t id) {
   auto found = chunks_.find(id);
   if (found == chunks_.end()) return;
-  bytes_ -= found->second.bytes->size();
+  bytes_ -= found->second.size;
+  const Writer writer = found->second.writer;
+  const std::int64_t step = found->second.step;
+  const bool segment = found->second.bytes.segment != nullptr;
   chunks_.erase(found);  // gives the reserved memory back
+  if (!segment) return;
+  // The step's segments are lent again once none of its chunks is held.
+  auto state = writers_.find(writer);
+  if (state == writers_.end()) return;
+  for (const auto& [number, step_ids] : state->second.window) {
+    if (number != step) continue;
+    if (std::none_of(step_ids.begin(), step_ids.end(),
+                     [&](std::uint64_t other) { return chunks_.count(other) > 0; })) {
+      state->second.segments.step_freed(step);
+    }
+  }
 }
 
 std::size_t ChunkStore::free(std::span<const std::uint64_t> ids) {
@@ -76,30 +129,20 @@ std::size_t ChunkStore::free(std::span<const std::uint64_t> ids) {
 std::size_t ChunkStore::drop(const std::string& stream, std::uint32_t rank,
                              std::span<const std::int64_t> steps) {
   std::lock_guard lock(mutex_);
-  std::size_t freed = 0;
   for (std::int64_t step : steps) {
     dropped_.emplace_back(stream, rank, step);
     if (dropped_.size() > kDroppedRemembered) dropped_.pop_front();
   }
-  for (auto& [writer, window] : windows_) {
-    if (writer.stream != stream || writer.rank != rank) continue;
-    std::erase_if(window, [&](auto& entry) {
-      if (std::find(steps.begin(), steps.end(), entry.first) == steps.end()) return false;
-      for (std::uint64_t id : entry.second) freed += chunks_.count(id);
-      for (std::uint64_t id : entry.second) erase_locked(id);
-      return true;
-    });
-  }
-  // Chunks whose writer's window went with its connection.
-  std::vector<std::uint64_t> orphans;
+  // Whichever connection stored them, windows gone with their connection included.
+  std::vector<std::uint64_t> doomed;
   for (const auto& [id, held] : chunks_) {
-    if (held.stream == stream && held.rank == rank &&
+    if (held.writer.stream == stream && held.writer.rank == rank &&
         std::find(steps.begin(), steps.end(), held.step) != steps.end()) {
-      orphans.push_back(id);
+      doomed.push_back(id);
     }
   }
-  for (std::uint64_t id : orphans) erase_locked(id);
-  return freed + orphans.size();
+  for (std::uint64_t id : doomed) erase_locked(id);
+  return doomed.size();
 }
 
 bool ChunkStore::needs_close_hook(std::uint64_t session) {
@@ -110,7 +153,7 @@ bool ChunkStore::needs_close_hook(std::uint64_t session) {
 void ChunkStore::session_closed(std::uint64_t session) {
   std::lock_guard lock(mutex_);
   hooked_.erase(session);
-  std::erase_if(windows_, [&](const auto& entry) { return entry.first.session == session; });
+  std::erase_if(writers_, [&](const auto& entry) { return entry.first.session == session; });
 }
 
 std::size_t ChunkStore::chunks() const {

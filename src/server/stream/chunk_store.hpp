@@ -4,6 +4,11 @@
 // the step is freed (SS.CHUNKS.FREE, sent from shard to shard) or aborted by a writer's failure
 // (SS.CHUNKS.DROP).
 //
+// A chunk's bytes are either received (SS.CHUNKS.PUT) or in a shared-memory segment lent to the
+// writer for the step (SS.CHUNKS.SEGMENTS: a writer on this node fills it through its own
+// mapping; readers on this node map it read-only). A segment is lent again only once every chunk
+// id of the step it served has been freed.
+//
 // Bound: a writer's chunks never belong to more than the last `limit` steps it stored chunks for
 // (the stream's queue limit): the stream's shard holds at most that many of its steps, so older
 // ones are dropped here even when the message freeing them is late or lost.
@@ -24,6 +29,8 @@
 
 #include "common/buffer.hpp"
 #include "server/store/memory_reservation.hpp"
+#include "server/stream/segment_pool.hpp"
+#include "server/stream/stream_data.hpp"
 
 namespace slipstream::server {
 
@@ -36,6 +43,11 @@ class ChunkStore {
     std::uint32_t rank = 0;
     auto operator<=>(const Writer&) const = default;
   };
+  /// A segment lent for a chunk, with the chunk's id.
+  struct Lent {
+    std::uint64_t id = 0;
+    SegmentPool::Lent lent;
+  };
 
   /// Stores `bytes` (counted by `reservation`) as a chunk of `writer`'s `step` and returns its
   /// id (never reused). When this is a step the writer has not stored chunks for yet, its
@@ -43,9 +55,16 @@ class ChunkStore {
   /// dropped already (the stream's shard aborted it).
   std::uint64_t put(const Writer& writer, std::int64_t step, std::size_t limit, Buffer bytes,
                     MemoryReservation reservation);
-  /// The bytes of the chunks `ids`, shared (zero copy). Throws StreamError naming the first id
-  /// not held.
-  std::vector<std::shared_ptr<const Buffer>> get(std::span<const std::uint64_t> ids) const;
+  /// As put, for chunks of `sizes` bytes that the writer will write into segments: one segment
+  /// and one chunk id per size (SegmentPool::lend; `dropped`: the writer's segments destroyed
+  /// since its last call). A chunk id the writer does not name on the stream's shard should be
+  /// freed by the writer.
+  std::vector<Lent> lend(const Writer& writer, std::int64_t step, std::size_t limit,
+                         std::span<const std::size_t> sizes, const SegmentPool::Create& create,
+                         std::vector<std::uint64_t>* dropped);
+  /// The chunks `ids`, shared (zero copy); segments are sealed for readers first. Throws
+  /// StreamError naming the first id not held.
+  std::vector<ChunkBytes> get(std::span<const std::uint64_t> ids);
   /// Frees the chunks `ids` (unknown ones are ignored: freeing is idempotent). Returns how many
   /// were held.
   std::size_t free(std::span<const std::uint64_t> ids);
@@ -56,29 +75,37 @@ class ChunkStore {
   /// True the first time for `session`: its connection then needs a close hook that calls
   /// session_closed().
   bool needs_close_hook(std::uint64_t session);
-  /// The connection closed: its writers' windows go (their chunks stay until freed).
+  /// The connection closed: its writers' windows and free segments go (chunks stay until freed).
   void session_closed(std::uint64_t session);
 
   std::size_t chunks() const;
+  /// Bytes of the chunks held (received, or the size of their segments).
   std::size_t bytes() const;
 
  private:
   struct Held {
-    std::shared_ptr<const Buffer> bytes;
+    ChunkBytes bytes;
+    std::size_t size = 0;
     MemoryReservation reservation;
-    std::string stream;
-    std::uint32_t rank = 0;
+    Writer writer;
     std::int64_t step = 0;
   };
-  // The steps a writer stored chunks for, oldest first, with their chunk ids.
-  using Window = std::deque<std::pair<std::int64_t, std::vector<std::uint64_t>>>;
+  // A writer's steps with chunks here, oldest first, with their chunk ids; and its segments.
+  struct WriterState {
+    std::deque<std::pair<std::int64_t, std::vector<std::uint64_t>>> window;
+    SegmentPool segments;
+  };
   static constexpr std::size_t kDroppedRemembered = 256;
 
+  // The window entry of `writer`'s `step`, opened (and the bound applied) when new.
+  std::vector<std::uint64_t>& open_step(const Writer& writer, std::int64_t step,
+                                        std::size_t limit);
+  std::uint64_t hold(Held held, std::vector<std::uint64_t>& ids);
   void erase_locked(std::uint64_t id);
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, Held> chunks_;
-  std::map<Writer, Window> windows_;
+  std::map<Writer, WriterState> writers_;
   std::set<std::uint64_t> hooked_;  // sessions with a close hook
   // Recently dropped (stream, rank, step): puts for them are refused.
   std::deque<std::tuple<std::string, std::uint32_t, std::int64_t>> dropped_;

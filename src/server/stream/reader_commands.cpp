@@ -266,25 +266,7 @@ Outcome get_chunks(CommandContext& c, bool view) {
     if (view && !by_descriptor) {
       throw StreamError("SS.STREAM.VIEW needs shared memory: SS.SHM.ATTACH first (Unix socket)");
     }
-    if (by_descriptor) {
-      for (const ChunkBytes& chunk : chunks) {
-        if (chunk.segment) c.reply.pass_fd(chunk.segment->fd(), chunk.segment);
-      }
-    }
-    c.reply.array(chunks.size());
-    for (const ChunkBytes& chunk : chunks) {
-      if (chunk.heap) {
-        c.reply.bulk_shared(chunk.heap, chunk.heap->view());
-      } else if (by_descriptor) {
-        c.reply.array(2);
-        c.reply.integer(static_cast<std::int64_t>(chunk.segment->id()));
-        c.reply.integer(static_cast<std::int64_t>(chunk.segment->size()));
-      } else {
-        // A copy: the segment is lent to its writer again once the step is freed, which a
-        // pipelined RELEASE could do before this reply is written.
-        c.reply.bulk(std::string_view(chunk.segment->data(), chunk.segment->size()));
-      }
-    }
+    write_chunks(c, chunks, by_descriptor);
     return Outcome::kDone;
   });
 }

@@ -71,11 +71,6 @@ struct RemoteWork {
   bool empty() const noexcept { return frees.empty() && drops.empty(); }
 };
 
-/// A chunk's bytes as SS.STREAM.GET / VIEW hand them out: heap bytes, or a writer segment.
-struct ChunkBytes {
-  std::shared_ptr<const Buffer> heap;
-  std::shared_ptr<ShmWriterSegment> segment;
-};
 
 using RankNames = std::vector<std::pair<std::uint32_t, std::string>>;
 

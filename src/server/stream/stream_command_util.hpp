@@ -44,6 +44,17 @@ Outcome park(CommandContext& c, Stream& stream, Retry retry, std::int64_t timeou
 /// The optional "TIMEOUT ms" at args[index..]: 0 (no limit) when absent.
 std::int64_t parse_timeout_option(const CommandContext& c, std::size_t index);
 
+/// The segment sizes at args[first..]: positive, at most max-bulk-len each.
+std::vector<std::size_t> parse_segment_sizes(const CommandContext& c, std::size_t first);
+/// Makes writer segments for SegmentPool::lend, counted against --maxmemory and --shm-size
+/// (StreamOutOfMemory / StreamError when they do not fit).
+SegmentPool::Create segment_maker(CommandContext& c);
+
+/// The reply of SS.STREAM.GET / VIEW and SS.CHUNKS.GET / VIEW: one bulk string per chunk, or with
+/// `by_descriptor` (shared memory attached) [segment-id, bytes] for a chunk in a segment, whose
+/// memfd is passed alongside, in order.
+void write_chunks(CommandContext& c, const std::vector<ChunkBytes>& chunks, bool by_descriptor);
+
 void add_stream_writer_commands(std::vector<CommandSpec>& out);
 void add_stream_reader_commands(std::vector<CommandSpec>& out);
 void add_stream_chunk_commands(std::vector<CommandSpec>& out);

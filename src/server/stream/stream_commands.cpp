@@ -8,6 +8,8 @@
 #include "server/net/reply.hpp"
 #include "server/net/session.hpp"
 #include "server/server.hpp"
+#include "server/shm/shm.hpp"
+#include "server/store/keyspace.hpp"
 #include "server/stream/stream_arguments.hpp"
 #include "server/stream/stream_command_util.hpp"
 #include "server/stream/stream_error.hpp"
@@ -80,6 +82,62 @@ Outcome park(CommandContext& c, Stream& stream, Retry retry, std::int64_t timeou
     });
   }
   return Outcome::kParked;
+}
+
+std::vector<std::size_t> parse_segment_sizes(const CommandContext& c, std::size_t first) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = first; i < c.argc(); ++i) {
+    auto size = parse_int(c.arg(i));
+    if (!size || *size <= 0) throw StreamError("segment sizes must be positive integers");
+    if (static_cast<std::uint64_t>(*size) > c.server.max_bulk_len()) {
+      throw StreamError("a segment of " + std::to_string(*size) + " bytes exceeds max-bulk-len (" +
+                        std::to_string(c.server.max_bulk_len()) + " bytes)");
+    }
+    sizes.push_back(static_cast<std::size_t>(*size));
+  }
+  return sizes;
+}
+
+SegmentPool::Create segment_maker(CommandContext& c) {
+  Server& server = c.server;
+  return [&server](std::size_t size) {
+    std::optional<MemoryReservation> memory = server.keyspace().reserve(size);
+    if (!memory) {
+      throw StreamOutOfMemory("a segment of " + std::to_string(size) +
+                              " bytes does not fit in maxmemory (" +
+                              std::to_string(server.keyspace().used_memory()) + " of " +
+                              std::to_string(server.keyspace().max_memory()) + " bytes used)");
+    }
+    ShmFailure failure;
+    std::string error;
+    auto segment =
+        server.shared_memory().create_writer_segment(size, std::move(*memory), &failure, &error);
+    if (!segment) throw StreamError(error.starts_with("ERR ") ? error.substr(4) : error);
+    return segment;
+  };
+}
+
+void write_chunks(CommandContext& c, const std::vector<ChunkBytes>& chunks, bool by_descriptor) {
+  if (by_descriptor) {
+    for (const ChunkBytes& chunk : chunks) {
+      if (chunk.segment) c.reply.pass_fd(chunk.segment->fd(), chunk.segment);
+    }
+  }
+  c.reply.array(chunks.size());
+  for (const ChunkBytes& chunk : chunks) {
+    if (chunk.heap) {
+      c.reply.bulk_shared(chunk.heap, chunk.heap->view());
+    } else if (by_descriptor) {
+      c.reply.array(2);
+      c.reply.integer(static_cast<std::int64_t>(chunk.segment->id()));
+      c.reply.integer(static_cast<std::int64_t>(chunk.segment->size()));
+    } else {
+      // A copy: once its step is freed the segment is lent to its writer again, which a
+      // pipelined RELEASE (or a free from the stream's shard) could do before this reply is
+      // written.
+      c.reply.bulk(std::string_view(chunk.segment->data(), chunk.segment->size()));
+    }
+  }
 }
 
 std::int64_t parse_timeout_option(const CommandContext& c, std::size_t index) {

@@ -55,6 +55,13 @@ struct StoredChunk {
   std::size_t remote_node = 0;
 };
 
+/// A chunk's bytes as SS.STREAM.GET / VIEW and SS.CHUNKS.GET / VIEW hand them out: heap bytes,
+/// or a writer segment.
+struct ChunkBytes {
+  std::shared_ptr<const Buffer> heap;
+  std::shared_ptr<ShmWriterSegment> segment;
+};
+
 /// One held step.
 struct StepData {
   std::vector<ComponentData> components;  ///< in first-put order

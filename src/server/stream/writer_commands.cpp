@@ -211,33 +211,8 @@ Outcome segments(CommandContext& c) {
     if (!c.session.shm) {
       throw StreamError("stream segments need shared memory: SS.SHM.ATTACH first (Unix socket)");
     }
-    std::vector<std::size_t> sizes;
-    for (std::size_t i = 4; i < c.argc(); ++i) {
-      auto size = parse_int(c.arg(i));
-      if (!size || *size <= 0) throw StreamError("segment sizes must be positive integers");
-      if (static_cast<std::uint64_t>(*size) > c.server.max_bulk_len()) {
-        throw StreamError("a segment of " + std::to_string(*size) +
-                          " bytes exceeds max-bulk-len (" +
-                          std::to_string(c.server.max_bulk_len()) + " bytes)");
-      }
-      sizes.push_back(static_cast<std::size_t>(*size));
-    }
-    auto create = [&](std::size_t size) {
-      std::optional<MemoryReservation> memory = c.server.keyspace().reserve(size);
-      if (!memory) {
-        throw StreamOutOfMemory("a segment of " + std::to_string(size) +
-                                " bytes does not fit in maxmemory (" +
-                                std::to_string(c.server.keyspace().used_memory()) + " of " +
-                                std::to_string(c.server.keyspace().max_memory()) +
-                                " bytes used)");
-      }
-      ShmFailure failure;
-      std::string error;
-      auto segment = c.server.shared_memory().create_writer_segment(size, std::move(*memory),
-                                                                    &failure, &error);
-      if (!segment) throw StreamError(error.starts_with("ERR ") ? error.substr(4) : error);
-      return segment;
-    };
+    const std::vector<std::size_t> sizes = parse_segment_sizes(c, 4);
+    const SegmentPool::Create create = segment_maker(c);
     const std::uint64_t session = c.session.id();
     std::vector<SegmentPool::Lent> lent;
     std::vector<std::uint64_t> dropped;
