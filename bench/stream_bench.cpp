@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -127,6 +128,22 @@ class Party {
     }
   }
 
+  // Per measured step, milliseconds in each phase. Writers: begin_step, filling the chunk (with
+  // loan_chunk: the loan and filling it), put_chunk (MPI: MPI_Send), end_step. Readers:
+  // next_step (MPI: MPI_Recv), loading and reading the share.
+  std::vector<std::array<double, 4>> phases;
+  bool measuring = false;
+  // The median of each phase over the measured steps.
+  std::array<double, 4> phase_medians() const {
+    std::array<double, 4> out{};
+    for (std::size_t p = 0; p < out.size(); ++p) {
+      std::vector<double> values;
+      for (const auto& step : phases) values.push_back(step[p]);
+      out[p] = values.empty() ? 0.0 : median(values);
+    }
+    return out;
+  }
+
   void round(int steps) {
     for (int k = 0; k < steps; ++k, ++step_) {
       if (path_ == Path::kMpi) {
@@ -148,33 +165,56 @@ class Party {
   }
 
  private:
+  static double ms(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  }
+  void record(Clock::time_point t0, Clock::time_point t1, Clock::time_point t2,
+              Clock::time_point t3, Clock::time_point t4) {
+    if (measuring) phases.push_back({ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t3, t4)});
+  }
   void mpi_step() {
+    const auto t0 = Clock::now();
     if (rank_ < kWriters) {
       fill(chunk_, step_);
+      const auto t1 = Clock::now();
       MPI_Send(chunk_.data(), static_cast<int>(count_), MPI_DOUBLE, kWriters + rank_, step_,
                MPI_COMM_WORLD);
+      const auto t2 = Clock::now();
+      record(t0, t0, t1, t2, t2);
     } else {
       MPI_Recv(chunk_.data(), static_cast<int>(count_), MPI_DOUBLE, rank_ - kWriters, step_,
                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      const auto t1 = Clock::now();
       check_sum(sum(chunk_.data(), count_), count_, step_);
+      const auto t2 = Clock::now();
+      record(t0, t1, t2, t2, t2);
     }
   }
   void write_step() {
+    const auto t0 = Clock::now();
     writer_->begin_step(step_);
+    const auto t1 = Clock::now();
+    auto t2 = t1;
     if (path_ == Path::kLoan) {  // filled in place: the segment the readers map
       auto into = writer_->loan_chunk<double>("meshes/E/x", global_, offset_, extent_);
       std::fill(into.begin(), into.end(), static_cast<double>(step_));
+      t2 = Clock::now();
     } else {
       fill(chunk_, step_);
+      t2 = Clock::now();
       writer_->put_chunk<double>("meshes/E/x", global_, offset_, extent_, chunk_);
     }
+    const auto t3 = Clock::now();
     writer_->end_step();
+    record(t0, t1, t2, t3, Clock::now());
   }
   void read_step() {
+    const auto t0 = Clock::now();
     slipstream::StreamNext next = reader_->next_step();
     if (next.kind != slipstream::StreamNext::Kind::kStep) {
       throw std::runtime_error("reader: no step " + std::to_string(step_));
     }
+    const auto t1 = Clock::now();
     std::size_t got = 0;
     for (const auto& piece : next.step->load("meshes/E/x")) {
       auto values = piece.as<double>();
@@ -182,6 +222,8 @@ class Party {
       got += values.size();
     }
     if (got != count_) throw std::runtime_error("reader: wrong share size");
+    const auto t2 = Clock::now();
+    record(t0, t1, t2, t2, t2);
     // Dropped, not released: next_step() gives it back in its own round trip.
   }
 
@@ -198,8 +240,15 @@ class Party {
 // Bandwidth of each path (MPI, put_chunk, loan_chunk) for `size_mib` per writer per step: rounds
 // of `steps` steps, the paths interleaved round by round so that the machine's other load falls
 // on all of them alike, after one unmeasured round each; the median round of each path.
-std::vector<double> bandwidths(int rank, const std::string& socket, int size_mib, int steps,
-                               const Settings& settings) {
+struct Bandwidths {
+  std::vector<double> bytes_per_second;  // by path
+  // By path: medians of the phases of writer 0 (rank 0) and reader 0 (rank kWriters); valid on
+  // rank 0.
+  std::vector<std::array<double, 4>> writer_phases, reader_phases;
+};
+
+Bandwidths bandwidths(int rank, const std::string& socket, int size_mib, int steps,
+                      const Settings& settings) {
   const std::size_t rows = (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
   const std::string suffix = std::to_string(size_mib);
   const std::size_t queue = static_cast<std::size_t>(settings.queue_limit);
@@ -209,6 +258,7 @@ std::vector<double> bandwidths(int rank, const std::string& socket, int size_mib
   std::vector<std::vector<double>> seconds(std::size(parties));
   for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
     for (std::size_t p = 0; p < std::size(parties); ++p) {
+      parties[p].measuring = round > 0;
       double s = timed_round([&] { parties[p].round(steps); });
       if (round > 0) seconds[p].push_back(s);
     }
@@ -216,8 +266,18 @@ std::vector<double> bandwidths(int rank, const std::string& socket, int size_mib
   for (Party& party : parties) party.finish();
   const double bytes = static_cast<double>(steps) * kReaders * static_cast<double>(rows) *
                        kColumns * sizeof(double);
-  std::vector<double> out;
-  for (const auto& s : seconds) out.push_back(bytes / median(s));
+  Bandwidths out;
+  for (const auto& s : seconds) out.bytes_per_second.push_back(bytes / median(s));
+  for (Party& party : parties) {
+    std::array<double, 4> phases = party.phase_medians();
+    if (rank == kWriters) {
+      MPI_Send(phases.data(), 4, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+      out.writer_phases.push_back(phases);
+      MPI_Recv(phases.data(), 4, MPI_DOUBLE, kWriters, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      out.reader_phases.push_back(phases);
+    }
+  }
   return out;
 }
 
@@ -376,11 +436,13 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
                 "|---|---|---|---|---|---|---|---|\n");
     std::fflush(stdout);
   }
+  std::vector<std::pair<int, Bandwidths>> results;
   for (int size_mib : settings.sizes_mib) {
     // At least 128 MiB per writer per round, so that small steps are timed over enough of them.
     const int steps = std::max(settings.steps, 128 / size_mib);
-    std::vector<double> figures = bandwidths(rank, socket, size_mib, steps, settings);
-    const double mpi = figures[0], stream = figures[1], loaned = figures[2];
+    Bandwidths figures = bandwidths(rank, socket, size_mib, steps, settings);
+    const double mpi = figures.bytes_per_second[0], stream = figures.bytes_per_second[1],
+                 loaned = figures.bytes_per_second[2];
     if (rank == 0) {
       std::printf("| %d MiB | %d | %s GB/s | %s GB/s | %.2fx | %s GB/s | %.2fx | %.2f |\n",
                   size_mib, steps, format_number(mpi / 1e9).c_str(),
@@ -388,6 +450,24 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
                   format_number(loaned / 1e9).c_str(), loaned / mpi, load_average());
       std::fflush(stdout);
     }
+    results.emplace_back(size_mib, std::move(figures));
+  }
+  if (rank == 0) {
+    std::printf("\nWhere a step's time goes: medians over the measured steps, in ms, of writer 0's "
+                "phases (MPI: fill, MPI_Send) and reader 0's (MPI: MPI_Recv, sum):\n\n"
+                "| per writer per step | path | begin_step | fill | put_chunk / MPI_Send | end_step "
+                "| writer total | next_step / MPI_Recv | load + sum |\n"
+                "|---|---|---|---|---|---|---|---|---|\n");
+    const char* paths[] = {"MPI", "stream, put_chunk", "stream, loan_chunk"};
+    for (const auto& [size_mib, figures] : results) {
+      for (std::size_t p = 0; p < figures.writer_phases.size(); ++p) {
+        const auto& w = figures.writer_phases[p];
+        const auto& r = figures.reader_phases[p];
+        std::printf("| %d MiB | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", size_mib,
+                    paths[p], w[0], w[1], w[2], w[3], w[0] + w[1] + w[2] + w[3], r[0], r[1]);
+      }
+    }
+    std::fflush(stdout);
   }
 
   int sweeps = 0;
