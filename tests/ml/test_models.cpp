@@ -43,6 +43,17 @@ std::string module_with(const std::string& name, const std::string& source) {
 
 }  // namespace
 
+std::string linear_model(float w, float b) {
+  torch::jit::Module module("Linear");
+  module.register_parameter("w", tensor_of({w}, {1, 1}), false);
+  module.register_parameter("b", tensor_of({b}, {1}), false);
+  module.define(R"(
+def forward(self, x):
+    return torch.matmul(x, self.w) + self.b
+)");
+  return serialize(module);
+}
+
 std::string mlp_model() {
   std::vector<float> w1_values, b1_values, w2_values;
   for (int i = 0; i < 4; ++i) {

@@ -20,6 +20,9 @@ std::vector<float> mlp_reference(const std::vector<float>& x);
 std::string cnn_model();
 std::vector<float> cnn_reference(const std::vector<float>& x, std::int64_t n);
 
+/// forward(x) -> x @ w + b with parameters w [1, 1] = `w` and b [1] = `b`: input [n, 1] FLOAT.
+std::string linear_model(float w, float b);
+
 /// forward(a, b) -> (a + b, a * b): two inputs, a tuple of two outputs.
 std::string two_outputs_model();
 

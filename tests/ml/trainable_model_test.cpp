@@ -1,0 +1,236 @@
+// TrainableModel: a model learns (linear regression to its exact answer), two half-batches whose
+// averaged gradients are applied give the same parameters as the full batch (what the MPI
+// all-reduce relies on), weights, clipping, the flat views, saving, and clear errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ml/trainable_model.hpp"
+#include "test_models.hpp"
+
+namespace slipstream::ml {
+namespace {
+
+// y = 2x + 1 at n points in [-1, 1], as [n, 1] inputs and targets.
+struct Data {
+  explicit Data(int n, int first = 0, int count = -1) {
+    for (int i = first; i < (count < 0 ? n : first + count); ++i) {
+      const float x = -1.0f + 2.0f * static_cast<float>(i) / static_cast<float>(n - 1);
+      xs.push_back(x);
+      ys.push_back(2.0f * x + 1.0f);
+    }
+    shape = {static_cast<std::int64_t>(xs.size()), 1};
+  }
+  TensorView x() const { return {DType::kFloat32, shape, xs.data(), xs.size() * sizeof(float)}; }
+  TensorView y() const { return {DType::kFloat32, shape, ys.data(), ys.size() * sizeof(float)}; }
+  std::vector<float> xs, ys;
+  std::vector<std::int64_t> shape;
+};
+
+// The MLP's [n, 4] inputs and [n, 1] targets.
+struct MlpData {
+  explicit MlpData(int n, int first = 0) {
+    for (int i = first; i < first + n; ++i) {
+      for (int j = 0; j < 4; ++j) xs.push_back(std::sin(0.3f * static_cast<float>(i * 4 + j)));
+      ys.push_back(std::cos(0.2f * static_cast<float>(i)));
+    }
+    x_shape = {n, 4};
+    y_shape = {n, 1};
+  }
+  TensorView x() const { return {DType::kFloat32, x_shape, xs.data(), xs.size() * sizeof(float)}; }
+  TensorView y() const { return {DType::kFloat32, y_shape, ys.data(), ys.size() * sizeof(float)}; }
+  std::vector<float> xs, ys;
+  std::vector<std::int64_t> x_shape, y_shape;
+};
+
+TrainOptions sgd(double lr) {
+  TrainOptions o;
+  o.optimizer = OptimizerKind::kSgd;
+  o.learning_rate = lr;
+  return o;
+}
+
+std::vector<float> flat_parameters(const TrainableModel& model) {
+  std::vector<float> out(model.parameter_count());
+  model.parameters(out);
+  return out;
+}
+
+std::vector<float> flat_gradients(const TrainableModel& model) {
+  std::vector<float> out(model.parameter_count());
+  model.gradients(out);
+  return out;
+}
+
+TEST(TrainableModel, NamesParse) {
+  EXPECT_EQ(parse_optimizer("AdamW"), OptimizerKind::kAdamW);
+  EXPECT_EQ(parse_optimizer("sgd"), OptimizerKind::kSgd);
+  EXPECT_FALSE(parse_optimizer("lbfgs"));
+  EXPECT_EQ(parse_loss("L1"), LossKind::kL1);
+  EXPECT_FALSE(parse_loss("huber"));
+}
+
+TEST(TrainableModel, LinearRegressionReachesTheExactAnswer) {
+  auto model = TrainableModel::load(testing::linear_model(0.0f, 0.0f), sgd(0.5));
+  ASSERT_EQ(model->parameter_count(), 2u);
+  const Data data(64);
+  const TensorView x = data.x();
+  double loss = 0;
+  for (int step = 0; step < 300; ++step) {
+    loss = model->accumulate({&x, 1}, data.y());
+    model->step();
+  }
+  EXPECT_LT(model->evaluate({&x, 1}, data.y()), 1e-8);
+  EXPECT_LT(loss, 1e-6);
+  const std::vector<float> p = flat_parameters(*model);  // w, then b
+  EXPECT_NEAR(p[0], 2.0f, 1e-3);
+  EXPECT_NEAR(p[1], 1.0f, 1e-3);
+  std::vector<OwnedTensor> out = model->predict({&x, 1});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].shape, data.shape);
+  const auto* predicted = reinterpret_cast<const float*>(out[0].data.data());
+  for (std::size_t i = 0; i < data.ys.size(); ++i) EXPECT_NEAR(predicted[i], data.ys[i], 1e-3);
+}
+
+TEST(TrainableModel, EveryOptimizerAndLossLearns) {
+  for (OptimizerKind optimizer : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kAdamW}) {
+    for (LossKind loss : {LossKind::kMse, LossKind::kL1}) {
+      TrainOptions o;
+      o.optimizer = optimizer;
+      o.loss = loss;
+      o.learning_rate = optimizer == OptimizerKind::kSgd ? 0.1 : 0.05;
+      auto model = TrainableModel::load(testing::linear_model(0.0f, 0.0f), o);
+      const Data data(32);
+      const TensorView x = data.x();
+      const double before = model->evaluate({&x, 1}, data.y());
+      for (int step = 0; step < 200; ++step) {
+        model->accumulate({&x, 1}, data.y());
+        model->step();
+      }
+      EXPECT_LT(model->evaluate({&x, 1}, data.y()), before / 20)
+          << static_cast<int>(optimizer) << " " << static_cast<int>(loss);
+    }
+  }
+}
+
+// Data parallel: two ranks each take half the batch; their gradients, averaged (what one fused
+// all-reduce does), then applied on both, give the parameters one rank gets from the full batch.
+TEST(TrainableModel, AveragedHalfBatchGradientsEqualTheFullBatch) {
+  TrainOptions o;  // Adam: its moments too must agree
+  o.learning_rate = 0.01;
+  auto whole = TrainableModel::load(testing::mlp_model(), o);
+  auto rank0 = TrainableModel::load(testing::mlp_model(), o);
+  auto rank1 = TrainableModel::load(testing::mlp_model(), o);
+  const std::size_t n = whole->parameter_count();
+  for (int step = 0; step < 5; ++step) {
+    const MlpData full(16, step * 16), first(8, step * 16), second(8, step * 16 + 8);
+    const TensorView fx = full.x(), ax = first.x(), bx = second.x();
+    whole->accumulate({&fx, 1}, full.y());
+    rank0->accumulate({&ax, 1}, first.y());
+    rank1->accumulate({&bx, 1}, second.y());
+    std::vector<float> g0 = flat_gradients(*rank0), g1 = flat_gradients(*rank1);
+    const std::vector<float> expected = flat_gradients(*whole);
+    for (std::size_t i = 0; i < n; ++i) {
+      g0[i] = 0.5f * (g0[i] + g1[i]);
+      ASSERT_NEAR(g0[i], expected[i], 1e-6) << "step " << step << " gradient " << i;
+    }
+    rank0->set_gradients(g0);
+    rank1->set_gradients(g0);
+    whole->step();
+    rank0->step();
+    rank1->step();
+  }
+  const std::vector<float> p = flat_parameters(*whole), p0 = flat_parameters(*rank0),
+                           p1 = flat_parameters(*rank1);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(p0[i], p[i], 1e-6) << i;
+    EXPECT_EQ(p0[i], p1[i]) << i;  // the same gradients, the same updates
+  }
+}
+
+TEST(TrainableModel, WeightsScaleTheGradientsAndZeroLeavesThemUnchanged) {
+  auto model = TrainableModel::load(testing::mlp_model(), sgd(0.1));
+  const MlpData data(8);
+  const TensorView x = data.x();
+  model->accumulate({&x, 1}, data.y());
+  const std::vector<float> once = flat_gradients(*model);
+  const double loss = model->accumulate({&x, 1}, data.y(), 0.0);  // takes part, adds nothing
+  EXPECT_GT(loss, 0);
+  EXPECT_EQ(flat_gradients(*model), once);
+  model->accumulate({&x, 1}, data.y(), 0.5);
+  const std::vector<float> more = flat_gradients(*model);
+  for (std::size_t i = 0; i < once.size(); ++i) EXPECT_NEAR(more[i], 1.5f * once[i], 1e-6);
+  model->step();
+  for (float g : flat_gradients(*model)) EXPECT_EQ(g, 0.0f);  // zeroed by the step
+}
+
+TEST(TrainableModel, ClippingBoundsTheUpdate) {
+  TrainOptions o = sgd(1.0);
+  o.clip_grad_norm = 0.1;
+  auto model = TrainableModel::load(testing::linear_model(10.0f, -10.0f), o);
+  const Data data(16);
+  const TensorView x = data.x();
+  model->accumulate({&x, 1}, data.y());
+  EXPECT_GT(model->gradient_norm(), 1.0);
+  const std::vector<float> before = flat_parameters(*model);
+  model->step();
+  const std::vector<float> after = flat_parameters(*model);
+  double moved = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) moved += std::pow(after[i] - before[i], 2);
+  EXPECT_LE(std::sqrt(moved), 0.1 + 1e-5);
+  EXPECT_GT(std::sqrt(moved), 0.09);
+}
+
+TEST(TrainableModel, ParametersRoundTripThroughTheFlatViewAndSave) {
+  auto model = TrainableModel::load(testing::mlp_model(), TrainOptions{});
+  const MlpData data(8);
+  const TensorView x = data.x();
+  for (int step = 0; step < 3; ++step) {
+    model->accumulate({&x, 1}, data.y());
+    model->step();
+  }
+  auto reloaded = TrainableModel::load(model->save(), TrainOptions{});
+  EXPECT_EQ(flat_parameters(*reloaded), flat_parameters(*model));
+  auto fresh = TrainableModel::load(testing::mlp_model(), TrainOptions{});
+  fresh->set_parameters(flat_parameters(*model));  // a broadcast from rank 0
+  EXPECT_EQ(flat_parameters(*fresh), flat_parameters(*model));
+  EXPECT_DOUBLE_EQ(fresh->evaluate({&x, 1}, data.y()), model->evaluate({&x, 1}, data.y()));
+}
+
+TEST(TrainableModel, ErrorsSayWhatIsWrongAndLeaveTheModelUsable) {
+  auto fails_with = [](auto&& call, const std::string& text) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one mentioning '" << text << "'";
+    } catch (const TrainError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  fails_with([] { TrainableModel::load("not a model", TrainOptions{}); }, "cannot be loaded");
+  fails_with([] { TrainableModel::load(testing::two_outputs_model(), TrainOptions{}); },
+             "no parameters");
+  fails_with([] { TrainableModel::load(testing::linear_model(1, 1), sgd(0)); }, "learning rate");
+  TrainOptions adam_momentum;
+  adam_momentum.momentum = 0.9;
+  fails_with([&] { TrainableModel::load(testing::linear_model(1, 1), adam_momentum); }, "SGD");
+
+  auto model = TrainableModel::load(testing::linear_model(1.0f, 0.0f), sgd(0.1));
+  const Data data(8);
+  const TensorView x = data.x();
+  const std::vector<std::int64_t> wrong_shape{4, 2};
+  const TensorView wrong_target{DType::kFloat32, wrong_shape, data.ys.data(), 8 * sizeof(float)};
+  fails_with([&] { model->accumulate({&x, 1}, wrong_target); }, "shape [8, 1]");
+  const std::vector<std::int64_t> wide{4, 2};
+  const TensorView wide_input{DType::kFloat32, wide, data.xs.data(), 8 * sizeof(float)};
+  fails_with([&] { model->accumulate({&wide_input, 1}, data.y()); }, "forward failed");
+  fails_with([&] { model->set_parameters(std::vector<float>(3)); }, "the model has 2");
+  for (float g : flat_gradients(*model)) EXPECT_EQ(g, 0.0f);  // nothing accumulated
+  model->accumulate({&x, 1}, data.y());  // still trains
+  model->step();
+  EXPECT_LT(model->evaluate({&x, 1}, data.y()), 2.0);
+}
+
+}  // namespace
+}  // namespace slipstream::ml
