@@ -5,6 +5,7 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace slipstream::ml::testing {
@@ -42,6 +43,15 @@ std::string module_with(const std::string& name, const std::string& source) {
 }
 
 }  // namespace
+
+MlpBatch::MlpBatch(int first, int n) {
+  for (int i = first; i < first + n; ++i) {
+    for (int j = 0; j < 4; ++j) xs.push_back(std::sin(0.37f * static_cast<float>(i * 4 + j)));
+    ys.push_back(std::cos(0.21f * static_cast<float>(i)));
+  }
+  x_shape = {n, 4};
+  y_shape = {n, 1};
+}
 
 std::string linear_model(float w, float b) {
   torch::jit::Module module("Linear");

@@ -7,7 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "ml/backend.hpp"
+
 namespace slipstream::ml::testing {
+
+/// Rows [first, first + n) of a fixed regression problem for mlp_model: inputs [n, 4] and
+/// targets [n, 1], as views for TrainableModel.
+struct MlpBatch {
+  MlpBatch(int first, int n);
+  TensorView x() const { return {DType::kFloat32, x_shape, xs.data(), xs.size() * sizeof(float)}; }
+  TensorView y() const { return {DType::kFloat32, y_shape, ys.data(), ys.size() * sizeof(float)}; }
+  std::vector<float> xs, ys;
+  std::vector<std::int64_t> x_shape, y_shape;
+};
 
 /// The EKE-shaped MLP: input [n, 4] FLOAT -> output [n, 1]: relu(x W1 + b1) W2 + b2 with
 /// W1 [4, 8], b1 [8], W2 [8, 1], b2 [1] fixed (see mlp_reference).

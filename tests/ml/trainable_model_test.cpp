@@ -29,21 +29,7 @@ struct Data {
   std::vector<std::int64_t> shape;
 };
 
-// The MLP's [n, 4] inputs and [n, 1] targets.
-struct MlpData {
-  explicit MlpData(int n, int first = 0) {
-    for (int i = first; i < first + n; ++i) {
-      for (int j = 0; j < 4; ++j) xs.push_back(std::sin(0.3f * static_cast<float>(i * 4 + j)));
-      ys.push_back(std::cos(0.2f * static_cast<float>(i)));
-    }
-    x_shape = {n, 4};
-    y_shape = {n, 1};
-  }
-  TensorView x() const { return {DType::kFloat32, x_shape, xs.data(), xs.size() * sizeof(float)}; }
-  TensorView y() const { return {DType::kFloat32, y_shape, ys.data(), ys.size() * sizeof(float)}; }
-  std::vector<float> xs, ys;
-  std::vector<std::int64_t> x_shape, y_shape;
-};
+using MlpData = testing::MlpBatch;
 
 TrainOptions sgd(double lr) {
   TrainOptions o;
@@ -125,7 +111,7 @@ TEST(TrainableModel, AveragedHalfBatchGradientsEqualTheFullBatch) {
   auto rank1 = TrainableModel::load(testing::mlp_model(), o);
   const std::size_t n = whole->parameter_count();
   for (int step = 0; step < 5; ++step) {
-    const MlpData full(16, step * 16), first(8, step * 16), second(8, step * 16 + 8);
+    const MlpData full(step * 16, 16), first(step * 16, 8), second(step * 16 + 8, 8);
     const TensorView fx = full.x(), ax = first.x(), bx = second.x();
     whole->accumulate({&fx, 1}, full.y());
     rank0->accumulate({&ax, 1}, first.y());
@@ -152,7 +138,7 @@ TEST(TrainableModel, AveragedHalfBatchGradientsEqualTheFullBatch) {
 
 TEST(TrainableModel, WeightsScaleTheGradientsAndZeroLeavesThemUnchanged) {
   auto model = TrainableModel::load(testing::mlp_model(), sgd(0.1));
-  const MlpData data(8);
+  const MlpData data(0, 8);
   const TensorView x = data.x();
   model->accumulate({&x, 1}, data.y());
   const std::vector<float> once = flat_gradients(*model);
@@ -185,7 +171,7 @@ TEST(TrainableModel, ClippingBoundsTheUpdate) {
 
 TEST(TrainableModel, ParametersRoundTripThroughTheFlatViewAndSave) {
   auto model = TrainableModel::load(testing::mlp_model(), TrainOptions{});
-  const MlpData data(8);
+  const MlpData data(0, 8);
   const TensorView x = data.x();
   for (int step = 0; step < 3; ++step) {
     model->accumulate({&x, 1}, data.y());
