@@ -24,13 +24,6 @@
 namespace slipstream::ml {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 void check_options(const TrainOptions& o) {
   auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
   if (!std::isfinite(o.learning_rate) || o.learning_rate <= 0) {
@@ -64,21 +57,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Te
 }
 
 }  // namespace
-
-std::optional<OptimizerKind> parse_optimizer(std::string_view name) {
-  const std::string l = lower(name);
-  if (l == "sgd") return OptimizerKind::kSgd;
-  if (l == "adam") return OptimizerKind::kAdam;
-  if (l == "adamw") return OptimizerKind::kAdamW;
-  return std::nullopt;
-}
-
-std::optional<LossKind> parse_loss(std::string_view name) {
-  const std::string l = lower(name);
-  if (l == "mse") return LossKind::kMse;
-  if (l == "l1") return LossKind::kL1;
-  return std::nullopt;
-}
 
 struct TrainableModel::State {
   torch::jit::Module module;

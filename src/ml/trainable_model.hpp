@@ -14,24 +14,9 @@
 #include <vector>
 
 #include "ml/backend.hpp"
+#include "ml/train_options.hpp"
 
 namespace slipstream::ml {
-
-enum class OptimizerKind { kSgd, kAdam, kAdamW };
-enum class LossKind { kMse, kL1 };
-
-/// "sgd", "adam", "adamw" / "mse", "l1" (case-insensitive); nullopt otherwise.
-std::optional<OptimizerKind> parse_optimizer(std::string_view name);
-std::optional<LossKind> parse_loss(std::string_view name);
-
-struct TrainOptions {
-  OptimizerKind optimizer = OptimizerKind::kAdam;
-  double learning_rate = 1e-3;   ///< > 0
-  double momentum = 0.0;         ///< SGD only, >= 0
-  double weight_decay = 0.0;     ///< >= 0 (AdamW: decoupled)
-  LossKind loss = LossKind::kMse;
-  double clip_grad_norm = 0.0;   ///< > 0: the gradients' global L2 norm is clipped to it
-};
 
 /// A model that cannot be loaded or trained as asked; what() says why (libtorch's own text,
 /// summarised, where it has one).

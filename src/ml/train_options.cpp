@@ -1,0 +1,46 @@
+// Optimiser and loss names; see train_options.hpp.
+#include "ml/train_options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace slipstream::ml {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::optional<OptimizerKind> parse_optimizer(std::string_view name) {
+  const std::string l = lower(name);
+  if (l == "sgd") return OptimizerKind::kSgd;
+  if (l == "adam") return OptimizerKind::kAdam;
+  if (l == "adamw") return OptimizerKind::kAdamW;
+  return std::nullopt;
+}
+
+std::optional<LossKind> parse_loss(std::string_view name) {
+  const std::string l = lower(name);
+  if (l == "mse") return LossKind::kMse;
+  if (l == "l1") return LossKind::kL1;
+  return std::nullopt;
+}
+
+std::string_view optimizer_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return "sgd";
+    case OptimizerKind::kAdam: return "adam";
+    case OptimizerKind::kAdamW: break;
+  }
+  return "adamw";
+}
+
+std::string_view loss_name(LossKind kind) { return kind == LossKind::kMse ? "mse" : "l1"; }
+
+}  // namespace slipstream::ml
