@@ -162,13 +162,28 @@ double TrainableModel::accumulate(std::span<const TensorView> inputs, const Tens
   return value;
 }
 
+// Evaluation mode (dropout off, batch-norm statistics used, not updated) for the length of a
+// call that does not train.
+class EvalMode {
+ public:
+  explicit EvalMode(torch::jit::Module& module) : module_(module) { module_.eval(); }
+  ~EvalMode() { module_.train(true); }
+  EvalMode(const EvalMode&) = delete;
+  EvalMode& operator=(const EvalMode&) = delete;
+
+ private:
+  torch::jit::Module& module_;
+};
+
 double TrainableModel::evaluate(std::span<const TensorView> inputs, const TensorView& target) {
   torch::NoGradGuard no_grad;
+  EvalMode eval(state_->module);
   return state_->loss(inputs, target).second;
 }
 
 std::vector<OwnedTensor> TrainableModel::predict(std::span<const TensorView> inputs) {
   torch::NoGradGuard no_grad;
+  EvalMode eval(state_->module);
   std::vector<at::Tensor> tensors;
   if (Status s = wrap_inputs(inputs, c10::Device(c10::DeviceType::CPU), tensors); !s.ok) {
     throw TrainError("inputs: " + s.message);

@@ -2,6 +2,7 @@
 // handler), so a dead rank stops the others rather than leaving them in a collective.
 #include <mpi.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "train/collective.hpp"
@@ -20,20 +21,17 @@ class MpiWorld final : public Collective {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void sum(std::span<float> values) override {
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT,
-                  MPI_SUM, MPI_COMM_WORLD);
-  }
-  void sum(std::span<double> values) override {
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                  MPI_SUM, MPI_COMM_WORLD);
-  }
+  void sum(std::span<float> values) override { sum_in_parts(values, MPI_FLOAT); }
+  void sum(std::span<double> values) override { sum_in_parts(values, MPI_DOUBLE); }
   std::int64_t sum(std::int64_t value) override {
     MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     return value;
   }
   void broadcast(std::span<float> values, int root) override {
-    MPI_Bcast(values.data(), static_cast<int>(values.size()), MPI_FLOAT, root, MPI_COMM_WORLD);
+    for (std::size_t first = 0; first < values.size(); first += kMaxCount) {
+      const std::size_t n = std::min(kMaxCount, values.size() - first);
+      MPI_Bcast(values.data() + first, static_cast<int>(n), MPI_FLOAT, root, MPI_COMM_WORLD);
+    }
   }
   bool all(bool ok) override {
     int value = ok ? 1 : 0;
@@ -42,6 +40,17 @@ class MpiWorld final : public Collective {
   }
 
  private:
+  // MPI counts are ints: buffers longer than that go in parts (one call for any real model).
+  static constexpr std::size_t kMaxCount = 1u << 30;
+  template <typename T>
+  void sum_in_parts(std::span<T> values, MPI_Datatype type) {
+    for (std::size_t first = 0; first < values.size(); first += kMaxCount) {
+      const std::size_t n = std::min(kMaxCount, values.size() - first);
+      MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(n), type, MPI_SUM,
+                    MPI_COMM_WORLD);
+    }
+  }
+
   int rank_ = 0, size_ = 1;
 };
 

@@ -280,15 +280,23 @@ bool PeerLinks::deliver(std::size_t node, int& fd,
   for (const auto& command : batch) append_command(request, command);
   if (!write_all(fd, request, error)) return false;
   ReplyReader reader(fd);
+  bool refused_access = false;
   for (std::size_t i = 0; i < replies; ++i) {
     std::optional<std::string> reply = reader.next(error);
     if (!reply) return false;
-    if ((*reply)[0] == '-') {
-      spdlog::warn("cluster member {} refused a message: {}", nodes_[node].endpoint(),
-                   reply->substr(1));
+    if ((*reply)[0] != '-') continue;
+    // Not let in (a password that differs, or none): the messages were not carried out, so
+    // they stay queued and are tried again (with back-off) rather than lost.
+    if (reply->starts_with("-NOAUTH") || reply->starts_with("-WRONGPASS") ||
+        reply->starts_with("-DENIED") || reply->find("protected mode") != std::string::npos) {
+      if (!refused_access) error = "refused: " + reply->substr(1);
+      refused_access = true;
+      continue;
     }
+    spdlog::warn("cluster member {} refused a message: {}", nodes_[node].endpoint(),
+                 reply->substr(1));
   }
-  return true;
+  return !refused_access;
 }
 
 void PeerLinks::delivered(std::size_t node, Link& link) {

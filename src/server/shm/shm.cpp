@@ -1,6 +1,8 @@
 // Shared-memory segments, loans and the pool; see shm.hpp.
 #include "server/shm/shm.hpp"
 
+#include <random>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -79,6 +81,12 @@ ShmLoan::ShmLoan(int fd, std::size_t size, ShmReservation reservation, MemoryRes
 ShmLoan::~ShmLoan() {
   if (fd_ >= 0) ::close(fd_);
   counters_->loans.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::uint64_t random_id_start() {
+  std::random_device random;
+  const std::uint64_t high = (static_cast<std::uint64_t>(random()) << 8) ^ random();
+  return ((high & 0xFFFFFFFFFFULL) << 20) | 1;
 }
 
 SharedMemory::SharedMemory(std::size_t capacity)

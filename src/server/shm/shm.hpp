@@ -137,6 +137,11 @@ class ShmWriterSegment {
   std::shared_ptr<ShmCounters> counters_;
 };
 
+/// Where a server process starts numbering ids it hands to clients (writer segments, colocated
+/// chunks): random in a 60-bit space, so that an id a client or another shard kept from a
+/// previous process of this server names nothing in this one.
+std::uint64_t random_id_start();
+
 /// Why a shared-memory allocation failed.
 enum class ShmFailure { kNone, kFull, kSystem };
 
@@ -185,7 +190,7 @@ class SharedMemory {
   std::size_t capacity_;
   std::size_t max_files_;
   std::shared_ptr<ShmCounters> counters_;
-  std::atomic<std::uint64_t> next_writer_segment_{1};
+  std::atomic<std::uint64_t> next_writer_segment_{random_id_start()};
 };
 
 /// One connection's loans and leases, created by SS.SHM.ATTACH. Destroying it (when the

@@ -70,7 +70,8 @@ Outcome put(CommandContext& c) {
     Buffer& bytes = c.args[5];
     Keyspace& keyspace = c.server.keyspace();
     // The bookkeeping counts too, so that many tiny chunks cannot grow the server unchecked.
-    std::optional<MemoryReservation> memory = keyspace.reserve(bytes.size() + kChunkOverhead);
+    std::optional<MemoryReservation> memory =
+        keyspace.reserve(bytes.size() + kChunkOverhead + writer.stream.size());
     if (!memory) {
       throw StreamOutOfMemory("the chunk's " + std::to_string(bytes.size()) +
                               " bytes do not fit in maxmemory (" +
@@ -78,9 +79,9 @@ Outcome put(CommandContext& c) {
                               std::to_string(keyspace.max_memory()) + " bytes used)");
     }
     ChunkStore& store = c.server.chunk_store();
+    hook_store_close(c, store);
     const std::uint64_t id =
         store.put(writer, step, limit, std::move(bytes), std::move(*memory));
-    hook_store_close(c, store);
     c.reply.integer(static_cast<std::int64_t>(id));
     return Outcome::kDone;
   });
@@ -101,9 +102,9 @@ Outcome segments(CommandContext& c) {
     const std::vector<std::size_t> sizes = parse_segment_sizes(c, 5);
     std::vector<std::uint64_t> dropped;
     ChunkStore& store = c.server.chunk_store();
+    hook_store_close(c, store);  // first: lend creates the writer's state even when it fails
     const std::vector<ChunkStore::Lent> lent =
         store.lend(writer, step, limit, sizes, segment_maker(c), &dropped);
-    hook_store_close(c, store);
     for (const ChunkStore::Lent& l : lent) {
       if (l.lent.fresh) c.reply.pass_fd(l.lent.segment->fd(), l.lent.segment);
     }
@@ -183,8 +184,8 @@ void add_stream_chunk_commands(std::vector<CommandSpec>& out) {
      "Frees colocated chunks (the stream's shard sends it when their step is freed): how many "
      "were held."},
     {"SS.CHUNKS.DROP", -4, kWrite, 0, 0, 0, drop, "stream", "stream rank step [step ...]",
-     "Frees a writer's colocated chunks of aborted steps and refuses later ones (the stream's "
-     "shard sends it when the writer fails): how many were held."},
+     "Frees a writer's colocated chunks of aborted steps (the stream's shard sends it when the "
+     "writer fails): how many were held."},
   });
 }
 // clang-format on

@@ -7,34 +7,25 @@
 #include "server/stream/stream_error.hpp"
 
 namespace slipstream::server {
-namespace {
-
-void check_not_dropped(
-    const std::deque<std::tuple<std::string, std::uint32_t, std::int64_t>>& dropped,
-    const ChunkStore::Writer& writer, std::int64_t step) {
-  if (std::find(dropped.begin(), dropped.end(),
-                std::make_tuple(writer.stream, writer.rank, step)) != dropped.end()) {
-    throw StreamAborted("step " + std::to_string(step) + " of stream " + writer.stream +
-                        " was aborted (writer " + std::to_string(writer.rank) +
-                        "'s chunks of it were dropped)");
-  }
-}
-
-}  // namespace
+ChunkStore::ChunkStore() : next_id_(random_id_start()) {}
 
 std::vector<std::uint64_t>& ChunkStore::open_step(const Writer& writer, std::int64_t step,
                                                   std::size_t limit) {
-  check_not_dropped(dropped_, writer, step);
+  if (writer.stream.size() > kMaxStreamName) {
+    throw StreamError("stream name of " + std::to_string(writer.stream.size()) +
+                      " bytes is longer than " + std::to_string(kMaxStreamName));
+  }
   auto& window = writers_[writer].window;
   auto entry = std::find_if(window.begin(), window.end(),
                             [&](const auto& e) { return e.first == step; });
   if (entry != window.end()) return entry->second;
-  window.emplace_back(step, std::vector<std::uint64_t>{});
-  while (window.size() > std::max<std::size_t>(limit, 1)) {
+  while (window.size() >= std::max<std::size_t>(limit, 1)) {
     const std::vector<std::uint64_t> doomed = window.front().second;
-    for (std::uint64_t id : doomed) erase_locked(id);
-    window.pop_front();
+    const std::int64_t oldest = window.front().first;
+    for (std::uint64_t id : doomed) erase_locked(id, /*evicted=*/true);
+    if (!window.empty() && window.front().first == oldest) window.pop_front();
   }
+  window.emplace_back(step, std::vector<std::uint64_t>{});
   return window.back().second;
 }
 
@@ -63,8 +54,14 @@ std::vector<ChunkStore::Lent> ChunkStore::lend(const Writer& writer, std::int64_
                                                std::vector<std::uint64_t>* dropped) {
   std::lock_guard lock(mutex_);
   std::vector<std::uint64_t>& ids = open_step(writer, step, limit);
-  std::vector<SegmentPool::Lent> lent =
-      writers_[writer].segments.lend(writer.rank, step, sizes, create, dropped);
+  std::vector<SegmentPool::Lent> lent;
+  try {
+    lent = writers_[writer].segments.lend(writer.rank, step, sizes, create, dropped);
+  } catch (...) {
+    auto& window = writers_[writer].window;
+    if (ids.empty() && !window.empty() && window.back().first == step) window.pop_back();
+    throw;
+  }
   std::vector<Lent> out;
   for (SegmentPool::Lent& one : lent) {
     const std::size_t size = one.segment->size();
@@ -95,24 +92,30 @@ std::vector<ChunkBytes> ChunkStore::get(std::span<const std::uint64_t> ids) {
   return out;
 }
 
-void ChunkStore::erase_locked(std::uint64_t id) {
+void ChunkStore::erase_locked(std::uint64_t id, bool evicted) {
   auto found = chunks_.find(id);
   if (found == chunks_.end()) return;
   bytes_ -= found->second.size;
   const Writer writer = found->second.writer;
   const std::int64_t step = found->second.step;
-  const bool segment = found->second.bytes.segment != nullptr;
   chunks_.erase(found);  // gives the reserved memory back
-  if (!segment) return;
-  // The step's segments are lent again once none of its chunks is held.
   auto state = writers_.find(writer);
   if (state == writers_.end()) return;
-  for (const auto& [number, step_ids] : state->second.window) {
-    if (number != step) continue;
-    if (std::none_of(step_ids.begin(), step_ids.end(),
-                     [&](std::uint64_t other) { return chunks_.count(other) > 0; })) {
-      state->second.segments.step_freed(step);
-    }
+  auto& window = state->second.window;
+  auto entry = std::find_if(window.begin(), window.end(),
+                            [&](const auto& e) { return e.first == step; });
+  if (entry == window.end() ||
+      std::any_of(entry->second.begin(), entry->second.end(),
+                  [&](std::uint64_t other) { return chunks_.count(other) > 0; })) {
+    return;
+  }
+  // None of the step's chunks is held: it leaves the window (it no longer counts against the
+  // bound), and its segments are lent again, or destroyed when the bound pushed it out.
+  window.erase(entry);
+  if (evicted) {
+    state->second.segments.retire(step);
+  } else {
+    state->second.segments.step_freed(step);
   }
 }
 
@@ -129,10 +132,6 @@ std::size_t ChunkStore::free(std::span<const std::uint64_t> ids) {
 std::size_t ChunkStore::drop(const std::string& stream, std::uint32_t rank,
                              std::span<const std::int64_t> steps) {
   std::lock_guard lock(mutex_);
-  for (std::int64_t step : steps) {
-    dropped_.emplace_back(stream, rank, step);
-    if (dropped_.size() > kDroppedRemembered) dropped_.pop_front();
-  }
   // Whichever connection stored them, windows gone with their connection included.
   std::vector<std::uint64_t> doomed;
   for (const auto& [id, held] : chunks_) {

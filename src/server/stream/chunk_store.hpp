@@ -36,6 +36,10 @@ namespace slipstream::server {
 
 class ChunkStore {
  public:
+  ChunkStore();
+  /// The longest stream name the store accepts (names are kept with every chunk).
+  static constexpr std::size_t kMaxStreamName = 1024;
+
   /// Who stored a chunk: the connection, the stream's name and the writer rank.
   struct Writer {
     std::uint64_t session = 0;
@@ -50,9 +54,10 @@ class ChunkStore {
   };
 
   /// Stores `bytes` (counted by `reservation`) as a chunk of `writer`'s `step` and returns its
-  /// id (never reused). When this is a step the writer has not stored chunks for yet, its
-  /// chunks of steps older than its last `limit` go. Throws StreamAborted when the step was
-  /// dropped already (the stream's shard aborted it).
+  /// id (never reused, and random from one server process to the next, so that a late free
+  /// for a previous process's id frees nothing). When this is a step the writer has not stored
+  /// chunks for yet, its chunks of steps older than its last `limit` go, and their segments with
+  /// them (never lent again: readers may still map them).
   std::uint64_t put(const Writer& writer, std::int64_t step, std::size_t limit, Buffer bytes,
                     MemoryReservation reservation);
   /// As put, for chunks of `sizes` bytes that the writer will write into segments: one segment
@@ -68,8 +73,9 @@ class ChunkStore {
   /// Frees the chunks `ids` (unknown ones are ignored: freeing is idempotent). Returns how many
   /// were held.
   std::size_t free(std::span<const std::uint64_t> ids);
-  /// Frees every chunk of `stream`'s writer `rank` in `steps`, whichever connection stored it,
-  /// and refuses later puts for them. Returns how many were held.
+  /// Frees every chunk of `stream`'s writer `rank` in `steps` held now, whichever connection
+  /// stored it (the stream's shard sends it for a failed writer's aborted steps). Returns how
+  /// many were held.
   std::size_t drop(const std::string& stream, std::uint32_t rank,
                    std::span<const std::int64_t> steps);
   /// True the first time for `session`: its connection then needs a close hook that calls
@@ -95,21 +101,20 @@ class ChunkStore {
     std::deque<std::pair<std::int64_t, std::vector<std::uint64_t>>> window;
     SegmentPool segments;
   };
-  static constexpr std::size_t kDroppedRemembered = 256;
-
   // The window entry of `writer`'s `step`, opened (and the bound applied) when new.
   std::vector<std::uint64_t>& open_step(const Writer& writer, std::int64_t step,
                                         std::size_t limit);
   std::uint64_t hold(Held held, std::vector<std::uint64_t>& ids);
-  void erase_locked(std::uint64_t id);
+  // Frees chunk `id`. A step none of whose chunks is held any more leaves its writer's window,
+  // and its segments are lent again, except when `evicted` (the bound pushed the step out while
+  // the stream's shard may still hold it): then they are destroyed.
+  void erase_locked(std::uint64_t id, bool evicted = false);
 
   mutable std::mutex mutex_;
   std::unordered_map<std::uint64_t, Held> chunks_;
   std::map<Writer, WriterState> writers_;
   std::set<std::uint64_t> hooked_;  // sessions with a close hook
-  // Recently dropped (stream, rank, step): puts for them are refused.
-  std::deque<std::tuple<std::string, std::uint32_t, std::int64_t>> dropped_;
-  std::uint64_t next_id_ = 1;
+  std::uint64_t next_id_;
   std::size_t bytes_ = 0;
 };
 

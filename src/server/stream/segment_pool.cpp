@@ -98,6 +98,10 @@ void SegmentPool::step_freed(std::int64_t step) {
   erase_if([](const Entry& entry) { return entry.orphan && entry.step < 0; });
 }
 
+void SegmentPool::retire(std::int64_t step) {
+  erase_if([&](const Entry& entry) { return entry.step == step; });  // reported as dropped
+}
+
 void SegmentPool::writer_gone(std::uint32_t rank) {
   dropped_.erase(rank);
   for (Entry& entry : entries_) {

@@ -45,6 +45,9 @@ class SegmentPool {
 
   /// The step was freed (or aborted and freed): its segments may be lent again.
   void step_freed(std::int64_t step);
+  /// The step's segments leave the pool without being lent again (whoever holds them keeps
+  /// them alive until done).
+  void retire(std::int64_t step);
   /// The writer closed or failed: its free segments go now, the busy ones when their step is
   /// freed.
   void writer_gone(std::uint32_t rank);
