@@ -1,24 +1,13 @@
 // Optimiser and loss names; see train_options.hpp.
 #include "ml/train_options.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 
+#include "common/ascii.hpp"
+
 namespace slipstream::ml {
-namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-}  // namespace
-
 std::optional<OptimizerKind> parse_optimizer(std::string_view name) {
-  const std::string l = lower(name);
+  const std::string l = ascii_lower(name);
   if (l == "sgd") return OptimizerKind::kSgd;
   if (l == "adam") return OptimizerKind::kAdam;
   if (l == "adamw") return OptimizerKind::kAdamW;
@@ -26,7 +15,7 @@ std::optional<OptimizerKind> parse_optimizer(std::string_view name) {
 }
 
 std::optional<LossKind> parse_loss(std::string_view name) {
-  const std::string l = lower(name);
+  const std::string l = ascii_lower(name);
   if (l == "mse") return LossKind::kMse;
   if (l == "l1") return LossKind::kL1;
   return std::nullopt;

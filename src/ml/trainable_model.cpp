@@ -14,7 +14,6 @@
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <sstream>

@@ -2,16 +2,15 @@
 #include "train/replay_memory.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 #include <string>
+
+#include "common/ascii.hpp"
 
 namespace slipstream::train {
 
 std::optional<ReplayPolicy> parse_replay_policy(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lower(name);
   if (lower == "fifo") return ReplayPolicy::kFifo;
   if (lower == "firo") return ReplayPolicy::kFiro;
   if (lower == "reservoir") return ReplayPolicy::kReservoir;
