@@ -34,7 +34,8 @@ def field(step):
 
 def writer_rank(address, rank):
     rows = slice(rank * NY // WRITERS, (rank + 1) * NY // WRITERS)
-    with slipstream.StreamWriter(STREAM, rank, WRITERS, address=address, queue_limit=2) as writer:
+    with slipstream.StreamWriter(STREAM, rank, WRITERS, address=address, queue_limit=2,
+                                 expected_groups=1) as writer:  # keep steps until the group joins
         writer.set_stream_attribute("/", "software", "slipstream example 08")
         for step in range(STEPS):
             writer.begin_step(step)  # waits while the queue is full

@@ -113,8 +113,8 @@ def test_two_writers_two_readers_every_element(server, key, strategy):
                     seen[(rank, step.number)] = got
 
     run_threads(lambda: read(0), lambda: read(1),
-                lambda: write_steps(server.unix_address, stream, 0),
-                lambda: write_steps(server.unix_address, stream, 1))
+                lambda: write_steps(server.unix_address, stream, 0, expected_groups=1),
+                lambda: write_steps(server.unix_address, stream, 1, expected_groups=1))
     for step in range(STEPS):
         for name in ("meshes/E/x", "particles/e/id"):
             total = seen[(0, step)][name] + seen[(1, step)][name]
@@ -311,7 +311,10 @@ def test_end_of_stream_ends_the_iteration(server, key):
             after.append(reader.skipped)
 
     def write():
-        with slipstream.StreamWriter(stream, address=server.unix_address) as writer:
+        # expected_groups=1: without it a writer that runs ahead of the reader's join may drop
+        # step 3 to make room (the queue holds 2 steps), as documented.
+        with slipstream.StreamWriter(stream, address=server.unix_address,
+                                     expected_groups=1) as writer:
             for step in (3, 7, 8):  # increasing, not consecutive
                 writer.begin_step(step)
                 writer.put_chunk("particles/e/id", np.arange(4), (4,), (0,))

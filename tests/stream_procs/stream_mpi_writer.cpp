@@ -51,8 +51,10 @@ void set_openpmd_step_attributes(slipstream::StreamWriter& writer, std::int64_t 
 
 void write(const std::string& stream, int steps, int rank, int size) {
   slipstream::ClientOptions client;  // SLIPSTREAM_ADDRESS
+  slipstream::StreamWriterOptions options;
+  options.expected_groups = 2;  // stream_mpi_check's groups: no step is dropped before they join
   slipstream::StreamWriter writer(client, stream, static_cast<std::uint32_t>(rank),
-                                  static_cast<std::uint32_t>(size));
+                                  static_cast<std::uint32_t>(size), options);
   if (rank == 0) set_openpmd_series_attributes(writer);
   const auto r = static_cast<std::uint64_t>(rank);
   const std::vector<std::uint64_t> global = field_extent(static_cast<std::uint64_t>(size));
