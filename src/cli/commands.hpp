@@ -14,5 +14,7 @@ std::function<int()> add_commands_command(CLI::App& app);
 std::function<int()> add_ml_worker_command(CLI::App& app);
 /// Adds `slipstream stream info|dump|replay` (a stream's state; openPMD HDF5 files).
 std::function<int()> add_stream_command(CLI::App& app);
+/// Adds `slipstream train CONFIG` (runs the trainer, slipstream-train).
+std::function<int()> add_train_command(CLI::App& app);
 
 }  // namespace slipstream::cli

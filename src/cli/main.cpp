@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   auto run_commands = slipstream::cli::add_commands_command(app);
   auto run_ml_worker = slipstream::cli::add_ml_worker_command(app);
   auto run_stream = slipstream::cli::add_stream_command(app);
+  auto run_train = slipstream::cli::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("commands")) return run_commands();
     if (app.got_subcommand("ml-worker")) return run_ml_worker();
     if (app.got_subcommand("stream")) return run_stream();
+    if (app.got_subcommand("train")) return run_train();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     std::cerr << "slipstream: " << e.what() << "\n";

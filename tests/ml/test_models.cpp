@@ -44,6 +44,10 @@ std::string module_with(const std::string& name, const std::string& source) {
 
 }  // namespace
 
+std::string module_from_source(const std::string& name, const std::string& source) {
+  return module_with(name, source);
+}
+
 MlpBatch::MlpBatch(int first, int n) {
   for (int i = first; i < first + n; ++i) {
     for (int j = 0; j < 4; ++j) xs.push_back(std::sin(0.37f * static_cast<float>(i * 4 + j)));

@@ -35,6 +35,9 @@ std::vector<float> cnn_reference(const std::vector<float>& x, std::int64_t n);
 /// forward(x) -> x @ w + b with parameters w [1, 1] = `w` and b [1] = `b`: input [n, 1] FLOAT.
 std::string linear_model(float w, float b);
 
+/// A module with no parameters whose methods are `source` (TorchScript), serialized.
+std::string module_from_source(const std::string& name, const std::string& source);
+
 /// forward(a, b) -> (a + b, a * b): two inputs, a tuple of two outputs.
 std::string two_outputs_model();
 

@@ -1,0 +1,455 @@
+// The online trainer's loop: see trainer.hpp.
+#include "train/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <vector>
+
+#include "ml/sample_builder.hpp"
+#include "ml/trainable_model.hpp"
+#include "slipstream/client.hpp"
+#include "slipstream/stream.hpp"
+
+namespace slipstream::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TrainerError(std::string("cannot read the ") + what + " " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// The shape and dtype every sample of a run has (set by the first step that brings samples).
+struct RowLayout {
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;  // without the sample dimension
+  std::size_t bytes = 0;
+
+  static RowLayout of(const ml::OwnedTensor& rows) {
+    RowLayout layout;
+    layout.dtype = rows.dtype;
+    layout.shape.assign(rows.shape.begin() + 1, rows.shape.end());
+    std::size_t n = 1;
+    for (std::int64_t d : layout.shape) n *= static_cast<std::size_t>(d);
+    layout.bytes = n * dtype_size(rows.dtype);
+    return layout;
+  }
+  bool operator==(const RowLayout&) const = default;
+  std::string text() const { return std::string(dtype_name(dtype)) + " " + ml::shape_text(shape); }
+};
+
+struct Sample {
+  std::vector<std::byte> input;
+  std::vector<std::byte> target;
+};
+
+// What one rank brings to a round, summed over the ranks in one call.
+enum Field : std::size_t {
+  kGot,         // a step (or a skipped step's notice) came
+  kEnded,       // this rank's reader saw the end of the stream
+  kNewSamples,  // samples added to the memory
+  kBadStep,     // the sample builder failed on this rank's share
+  kReady,       // the memory holds min_fill samples
+  kWaitedOut,   // no first step within wait_seconds (this rank's clock)
+  kFailed,      // the reader failed (the server went away)
+  kFields
+};
+
+void write_csv_header(std::ostream& out) {
+  out << "seconds,stream_step,steps_read,optimizer_steps,samples_seen,samples_trained,"
+         "samples_per_second,train_loss,learning_rate,replay_held,replay_bytes,"
+         "published_version\n";
+}
+
+}  // namespace
+
+struct Trainer::State {
+  TrainConfig config;
+  Collective& collective;
+  std::ostream* progress;
+  std::unique_ptr<ml::TrainableModel> model;
+  std::unique_ptr<ml::SampleBuilder> builder;
+  ReplayMemory<Sample> memory;
+  std::optional<RowLayout> input_layout, target_layout;
+  std::unique_ptr<Client> publisher;  // rank 0
+  std::ofstream csv, json;
+  TrainerStatus status;
+  Clock::time_point started = Clock::now();
+  Clock::time_point last_print = Clock::now();
+  std::string failure;  // this rank's reader error, shared through kFailed
+  std::vector<float> fused;
+  std::int64_t published_at = -1;  // the optimiser step of the last publish
+
+  State(TrainConfig c, Collective& coll, std::ostream* out)
+      : config(std::move(c)), collective(coll), progress(out), memory(config.replay) {}
+
+  bool leader() const { return collective.rank() == 0; }
+
+  // ---- Samples ------------------------------------------------------------------------------
+
+  // Loads every component of this rank's share and runs the sample builder; the samples go into
+  // the memory. Returns how many were added; throws ml::TrainError for a bad step.
+  std::int64_t take_samples(StreamStep& step) {
+    std::vector<std::vector<StreamPiece>> loaded;  // keeps the bytes alive
+    std::vector<ml::RecordPieces> records;
+    std::vector<std::vector<std::int64_t>> shapes;
+    std::size_t pieces = 0;
+    for (const StreamComponent& component : step.components()) {
+      loaded.push_back(step.load(component.name));
+      pieces += loaded.back().size();
+    }
+    if (pieces == 0) return 0;  // nothing of this step is this rank's
+    shapes.reserve(pieces);
+    for (std::size_t c = 0; c < loaded.size(); ++c) {
+      const StreamComponent& component = step.components()[c];
+      ml::RecordPieces& record = records.emplace_back();
+      record.name = component.name;
+      for (const StreamPiece& piece : loaded[c]) {
+        auto& shape = shapes.emplace_back(piece.piece.extent.begin(), piece.piece.extent.end());
+        record.pieces.push_back(ml::TensorView{component.dtype, shape, piece.bytes.data(),
+                                               piece.bytes.size()});
+      }
+    }
+    ml::SampleRows rows = builder->build(records);
+    if (rows.samples == 0) return 0;
+    const RowLayout in = RowLayout::of(rows.input), out = RowLayout::of(rows.target);
+    if (!input_layout) {
+      input_layout = in;
+      target_layout = out;
+    } else if (!(in == *input_layout) || !(out == *target_layout)) {
+      throw ml::TrainError("this step's samples are " + in.text() + " -> " + out.text() +
+                           ", earlier steps' " + input_layout->text() + " -> " +
+                           target_layout->text() + "; every step must give the same shapes");
+    }
+    const auto* input = reinterpret_cast<const std::byte*>(rows.input.data.data());
+    const auto* target = reinterpret_cast<const std::byte*>(rows.target.data.data());
+    for (std::int64_t i = 0; i < rows.samples; ++i) {
+      Sample sample;
+      sample.input.assign(input + i * in.bytes, input + (i + 1) * in.bytes);
+      sample.target.assign(target + i * out.bytes, target + (i + 1) * out.bytes);
+      memory.add(std::move(sample), in.bytes + out.bytes);
+    }
+    return rows.samples;
+  }
+
+  // ---- Training -----------------------------------------------------------------------------
+
+  // One optimiser step over every rank's batch (a collective call on every rank).
+  void train_batch(bool ready) {
+    const std::size_t params = model->parameter_count();
+    fused.assign(params + 3, 0.0f);
+    double local_loss = 0;
+    std::size_t count = 0;
+    std::string error;
+    if (ready && memory.size() > 0) {
+      const auto batch = memory.draw(static_cast<std::size_t>(config.train.batch_size));
+      count = batch.size();
+      std::vector<std::byte> inputs(count * input_layout->bytes),
+          targets(count * target_layout->bytes);
+      for (std::size_t i = 0; i < count; ++i) {
+        std::memcpy(inputs.data() + i * input_layout->bytes, batch[i]->input.data(),
+                    input_layout->bytes);
+        std::memcpy(targets.data() + i * target_layout->bytes, batch[i]->target.data(),
+                    target_layout->bytes);
+      }
+      std::vector<std::int64_t> in_shape{static_cast<std::int64_t>(count)};
+      in_shape.insert(in_shape.end(), input_layout->shape.begin(), input_layout->shape.end());
+      std::vector<std::int64_t> out_shape{static_cast<std::int64_t>(count)};
+      out_shape.insert(out_shape.end(), target_layout->shape.begin(), target_layout->shape.end());
+      const ml::TensorView input{input_layout->dtype, in_shape, inputs.data(), inputs.size()};
+      const ml::TensorView target{target_layout->dtype, out_shape, targets.data(), targets.size()};
+      try {
+        local_loss = model->accumulate({&input, 1}, target, static_cast<double>(count));
+        model->gradients({fused.data(), params});
+      } catch (const ml::TrainError& e) {
+        error = e.what();
+        count = 0;
+        local_loss = 0;
+      }
+    }
+    fused[params] = static_cast<float>(count);
+    fused[params + 1] = static_cast<float>(local_loss * static_cast<double>(count));
+    fused[params + 2] = error.empty() ? 0.0f : 1.0f;
+    collective.sum(std::span<float>(fused));
+    if (fused[params + 2] > 0) {
+      throw TrainerError(error.empty()
+                             ? "the model failed on another rank's batch (its log says why)"
+                             : "the model failed on a batch: " + error);
+    }
+    const double total = fused[params];
+    if (total <= 0) return;
+    const auto scale = static_cast<float>(1.0 / total);
+    for (std::size_t i = 0; i < params; ++i) fused[i] *= scale;
+    model->set_gradients({fused.data(), params});
+    model->step();
+    ++status.optimizer_steps;
+    status.samples_trained += static_cast<std::int64_t>(total);
+    status.train_loss = fused[params + 1] / total;
+    const auto& t = config.train;
+    if (t.decay_every > 0 && status.optimizer_steps % t.decay_every == 0) {
+      model->scale_learning_rate(t.learning_rate_decay);
+    }
+    if (config.publish.every > 0 && status.optimizer_steps % config.publish.every == 0) {
+      publish(false);
+    }
+  }
+
+  // ---- Publishing and progress --------------------------------------------------------------
+
+  // Rank 0 stores the model under publish_as on every shard with a tag naming its version.
+  // A periodic publish that fails is counted and reported; the final one throws.
+  void publish(bool final) {
+    if (!leader()) return;
+    const std::int64_t version = status.published_version + 1;
+    std::ostringstream tag;
+    tag << "version=" << version << " optimizer_step=" << status.optimizer_steps
+        << " stream_step=" << status.stream_step << " loss=" << status.train_loss;
+    ModelOptions options;
+    options.tag = tag.str();
+    try {
+      if (!publisher) {
+        ClientOptions client;
+        client.address = config.stream.address;
+        publisher = std::make_unique<Client>(client);
+      }
+      publisher->set_model(config.model.publish_as, model->save(), "TORCH", "CPU", options);
+      status.published_version = version;
+      published_at = status.optimizer_steps;
+    } catch (const std::exception& e) {
+      ++status.publish_failures;
+      publisher.reset();  // reconnect next time
+      if (final) throw TrainerError("the final publish failed: " + std::string(e.what()));
+      if (progress) *progress << "trainer: publishing version " << version << " failed: " << e.what() << "\n";
+    }
+  }
+
+  void refresh() {
+    status.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    status.samples_per_second = status.seconds > 0 ? status.samples_trained / status.seconds : 0;
+    status.learning_rate = model->learning_rate();
+    status.replay = memory.stats();
+  }
+
+  void record() {
+    if (!leader()) return;
+    refresh();
+    const TrainerStatus& s = status;
+    if (csv.is_open()) {
+      csv << std::setprecision(6) << s.seconds << ',' << s.stream_step << ',' << s.steps_read
+          << ',' << s.optimizer_steps << ',' << s.samples_seen << ',' << s.samples_trained << ','
+          << s.samples_per_second << ',' << s.train_loss << ',' << s.learning_rate << ','
+          << s.replay.held << ',' << s.replay.bytes << ',' << s.published_version << '\n'
+          << std::flush;
+    }
+    if (json.is_open()) {
+      json << std::setprecision(6) << "{\"seconds\":" << s.seconds
+           << ",\"stream_step\":" << s.stream_step << ",\"steps_read\":" << s.steps_read
+           << ",\"optimizer_steps\":" << s.optimizer_steps
+           << ",\"samples_seen\":" << s.samples_seen << ",\"samples_trained\":" << s.samples_trained
+           << ",\"samples_per_second\":" << s.samples_per_second
+           << ",\"train_loss\":" << (std::isfinite(s.train_loss) ? s.train_loss : 0)
+           << ",\"learning_rate\":" << s.learning_rate << ",\"replay_held\":" << s.replay.held
+           << ",\"replay_bytes\":" << s.replay.bytes
+           << ",\"published_version\":" << s.published_version << "}\n"
+           << std::flush;
+    }
+  }
+
+  void print(const std::string& line) {
+    if (leader() && progress) *progress << "trainer: " << line << "\n" << std::flush;
+  }
+
+  // A progress line and a metrics row every print_every_seconds.
+  void maybe_report(bool waiting) {
+    const double every = config.metrics.print_every_seconds;
+    if (!leader() || every <= 0) return;
+    if (Clock::now() - last_print < std::chrono::duration<double>(every)) return;
+    last_print = Clock::now();
+    refresh();
+    std::ostringstream line;
+    if (waiting) {
+      line << "waiting for the first step of stream '" << config.stream.name << "' ("
+           << static_cast<long>(status.seconds) << " s of "
+           << static_cast<long>(config.stream.wait_seconds) << ")";
+    } else {
+      line << "stream step " << status.stream_step << " | " << status.optimizer_steps
+           << " optimiser steps | loss " << std::setprecision(4) << status.train_loss << " | "
+           << static_cast<long>(status.samples_per_second) << " samples/s | replay "
+           << status.replay.held << "/" << config.replay.max_samples << " | published v"
+           << status.published_version;
+    }
+    print(line.str());
+    record();
+  }
+};
+
+Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progress) {
+  if (config.publish.on_improvement) {
+    throw TrainerError("[publish] on_improvement needs a validation loss, which the trainer "
+                       "does not compute yet; set it to false");
+  }
+  if (!config.checkpoint.dir.empty()) {
+    throw TrainerError("[checkpoint] dir: checkpoints are not built yet; leave it empty");
+  }
+  const std::string model_bytes = read_file(config.model.file, "model");
+  const std::string builder_bytes = read_file(config.model.samples, "sample builder");
+  state_ = std::make_unique<State>(std::move(config), collective, progress);
+  State& s = *state_;
+  try {
+    s.model = ml::TrainableModel::load(model_bytes, s.config.train.options);
+    s.builder = ml::SampleBuilder::load(builder_bytes);
+  } catch (const ml::TrainError& e) {
+    throw TrainerError(e.what());
+  }
+  if (s.config.train.scale_learning_rate) s.model->scale_learning_rate(collective.size());
+  std::vector<float> parameters(s.model->parameter_count());
+  s.model->parameters(parameters);
+  collective.broadcast(parameters, 0);
+  s.model->set_parameters(parameters);
+  if (s.leader()) {
+    if (!s.config.metrics.csv.empty()) {
+      s.csv.open(s.config.metrics.csv, std::ios::trunc);
+      if (!s.csv) throw TrainerError("cannot write the metrics file " + s.config.metrics.csv);
+      write_csv_header(s.csv);
+    }
+    if (!s.config.metrics.json.empty()) {
+      s.json.open(s.config.metrics.json, std::ios::trunc);
+      if (!s.json) throw TrainerError("cannot write the metrics file " + s.config.metrics.json);
+    }
+  }
+}
+
+Trainer::~Trainer() = default;
+
+TrainerStatus Trainer::run() {
+  State& s = *state_;
+  const TrainConfig& config = s.config;
+  s.started = s.last_print = Clock::now();
+  ClientOptions client;
+  client.address = config.stream.address;
+  StreamReaderOptions options;
+  options.policy = config.stream.discard ? StreamReaderOptions::Policy::kDiscard
+                                         : StreamReaderOptions::Policy::kBlock;
+  options.start = config.stream.start_newest ? StreamReaderOptions::Start::kNewest
+                                             : StreamReaderOptions::Start::kOldest;
+  options.strategy = config.stream.strategy;
+  options.next_timeout = std::chrono::milliseconds(250);
+  std::optional<StreamReader> reader;
+  std::string join_error;
+  try {
+    reader.emplace(client, config.stream.name, config.stream.group,
+                   static_cast<std::uint32_t>(s.collective.rank()),
+                   static_cast<std::uint32_t>(s.collective.size()), options);
+  } catch (const std::exception& e) {
+    join_error = e.what();
+  }
+  if (!s.collective.all(join_error.empty())) {
+    throw TrainerError(join_error.empty() ? "another rank could not join the stream"
+                                          : "cannot join stream '" + config.stream.name +
+                                                "': " + join_error);
+  }
+  s.print("joined stream '" + config.stream.name + "' as group '" + config.stream.group +
+          "' with " + std::to_string(s.collective.size()) + " rank(s)");
+
+  bool first_step = false, ended = false;
+  std::vector<double> round(kFields);
+  while (true) {
+    std::fill(round.begin(), round.end(), 0.0);
+    if (ended) {
+      round[kEnded] = 1;
+    } else {
+      try {
+        StreamNext next = reader->next_step();
+        switch (next.kind) {
+          case StreamNext::Kind::kStep: {
+            round[kGot] = 1;
+            ++s.status.steps_read;
+            s.status.stream_step = next.step->number();
+            try {
+              round[kNewSamples] = static_cast<double>(s.take_samples(*next.step));
+            } catch (const ml::TrainError& e) {
+              round[kBadStep] = 1;
+              if (s.progress) {
+                *s.progress << "trainer (rank " << s.collective.rank() << "): stream step "
+                            << next.step->number() << " gave no samples: " << e.what() << "\n";
+              }
+            }
+            next.step->release();
+            break;
+          }
+          case StreamNext::Kind::kSkipped:
+            round[kGot] = 1;
+            ++s.status.steps_skipped;
+            break;
+          case StreamNext::Kind::kEnd:
+            ended = true;
+            round[kEnded] = 1;
+            break;
+          case StreamNext::Kind::kTimeout:
+            break;
+        }
+      } catch (const std::exception& e) {
+        s.failure = e.what();
+        round[kFailed] = 1;
+      }
+    }
+    round[kReady] = s.memory.ready() ? 1 : 0;
+    if (!first_step && std::chrono::duration<double>(Clock::now() - s.started).count() >
+                           config.stream.wait_seconds) {
+      round[kWaitedOut] = 1;
+    }
+    s.collective.sum(std::span<double>(round));
+    if (round[kFailed] > 0) {
+      throw TrainerError(s.failure.empty() ? "another rank lost its stream reader"
+                                           : "reading the stream failed: " + s.failure);
+    }
+    s.status.bad_steps += static_cast<std::int64_t>(round[kBadStep]);
+    s.status.samples_seen += static_cast<std::int64_t>(round[kNewSamples]);
+    if (round[kGot] > 0) first_step = true;
+    if (round[kEnded] >= s.collective.size()) break;
+    if (!first_step && round[kWaitedOut] > 0) {
+      throw TrainerError("no step of stream '" + config.stream.name + "' came within " +
+                         std::to_string(config.stream.wait_seconds) + " s ([stream] wait_seconds)");
+    }
+    if (round[kNewSamples] > 0 && round[kReady] > 0) {
+      // epochs_per_step passes over what the ready ranks hold, at least one batch.
+      double held = static_cast<double>(s.memory.ready() ? s.memory.size() : 0);
+      std::vector<double> total{held};
+      s.collective.sum(std::span<double>(total));
+      const double batch = static_cast<double>(config.train.batch_size) * round[kReady];
+      const auto batches = std::max<std::int64_t>(
+          1, std::llround(static_cast<double>(config.train.epochs_per_step) * total[0] / batch));
+      for (std::int64_t b = 0; b < batches; ++b) s.train_batch(s.memory.ready());
+    }
+    s.maybe_report(!first_step);
+  }
+  s.print("the stream ended after step " + std::to_string(s.status.stream_step));
+  if (s.status.samples_seen == 0) {
+    throw TrainerError("stream '" + config.stream.name + "' ended before any sample was built");
+  }
+  const bool ready = s.collective.sum(s.memory.size() > 0 ? 1 : 0) > 0;
+  for (std::int64_t b = 0; ready && b < config.train.steps_after_end; ++b) {
+    s.train_batch(s.memory.size() > 0);
+    s.maybe_report(false);
+  }
+  if (s.status.optimizer_steps > 0 && s.status.optimizer_steps != s.published_at) s.publish(true);
+  s.record();
+  s.refresh();
+  s.print("done: " + std::to_string(s.status.optimizer_steps) + " optimiser steps, loss " +
+          std::to_string(s.status.train_loss) + ", published version " +
+          std::to_string(s.status.published_version));
+  return s.status;
+}
+
+}  // namespace slipstream::train

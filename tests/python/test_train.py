@@ -1,0 +1,161 @@
+"""The online trainer, `slipstream train CONFIG`, as a real process (and as 2 MPI ranks under
+mpirun) against a real server: a writer streams samples of y = sin(x); the trainer learns them
+and publishes the model, which a consumer then runs."""
+
+import csv
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+import time
+from typing import Dict, List, Tuple
+
+import numpy as np
+import pytest
+import torch
+
+import slipstream
+
+from conftest import server_binary
+
+POINTS = 128  # samples per step
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(1, 32), torch.nn.Tanh(),
+                                       torch.nn.Linear(32, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Samples(torch.nn.Module):
+    """Each step brings `samples/xy`, [n, 2] float32 rows of (x, y); a row of NaN is a bad step."""
+
+    def forward(self, records: Dict[str, List[torch.Tensor]]) -> Tuple[torch.Tensor, torch.Tensor]:
+        xy = torch.cat(records["samples/xy"])
+        if bool(torch.isnan(xy).any()):
+            raise ValueError("this step holds NaN")
+        return xy[:, :1], xy[:, 1:]
+
+
+def write_files(tmp, name, **sections):
+    torch.jit.save(torch.jit.script(Mlp()), str(tmp / "model.pt"))
+    torch.jit.save(torch.jit.script(Samples()), str(tmp / "samples.pt"))
+    text = ""
+    for section, values in sections.items():
+        text += f"[{section}]\n"
+        for key, value in values.items():
+            text += f"{key} = {value!r}\n".replace("'", '"').replace("True", "true").replace(
+                "False", "false")
+    path = tmp / name
+    path.write_text(text)
+    return path
+
+
+def config(tmp, stream_name, address, **overrides):
+    sections = {
+        "stream": {"address": address, "name": stream_name, "wait_seconds": 60},
+        "model": {"file": "model.pt", "samples": "samples.pt",
+                  "publish_as": f"{stream_name}-model"},
+        "train": {"learning_rate": 0.01, "batch_size": 64, "epochs_per_step": 1,
+                  "steps_after_end": 400},
+        "replay": {"policy": "reservoir", "max_samples": 4096, "seed": 1},
+        "publish": {"every": 25},
+        "metrics": {"csv": "metrics.csv", "print_every_seconds": 0.2},
+    }
+    for section, values in overrides.items():
+        sections.setdefault(section, {}).update(values)
+    return write_files(tmp, "train.toml", **sections)
+
+
+def trainer_command(path, ranks=1):
+    command = [server_binary(), "train", str(path)]
+    if ranks > 1:
+        command = [shutil.which("mpirun"), "-n", str(ranks), "--oversubscribe",
+                   "--allow-run-as-root"] + command
+    return command
+
+
+def write_sine(address, stream, steps, bad_step=None):
+    rng = np.random.default_rng(7)
+    with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
+        for step in range(steps):
+            x = rng.uniform(-math.pi, math.pi, POINTS).astype(np.float32)
+            xy = np.stack([x, np.sin(x)], axis=1).astype(np.float32)
+            if step == bad_step:
+                xy[0, 0] = np.nan
+            writer.begin_step(step)
+            half = POINTS // 2  # two chunks: with 2 ranks, each gets one (roundrobin)
+            writer.put_chunk("samples/xy", xy[:half], xy.shape, (0, 0))
+            writer.put_chunk("samples/xy", xy[half:], xy.shape, (half, 0))
+            writer.end_step()
+
+
+def held_out_loss(client, model):
+    x = np.linspace(-3, 3, 61, dtype=np.float32).reshape(-1, 1)
+    (y,) = client.run_model_on(model, [("x", x)], ["y"])
+    return float(np.mean((np.asarray(y) - np.sin(x)) ** 2))
+
+
+def tag(client, model):
+    meta = client.command(["AI.MODELGET", model, "META"])
+    fields = dict(zip(meta[::2], meta[1::2]))
+    text = fields[b"tag"].decode() if isinstance(fields.get(b"tag"), bytes) else fields["tag"]
+    return dict(item.split("=") for item in text.split())
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, tmp_path, ranks):
+    if ranks > 1 and shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed")
+    stream = key("sine")
+    path = config(tmp_path, stream, server.unix_address)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    log = open(tmp_path / "trainer.log", "w+")
+    trainer = subprocess.Popen(trainer_command(path, ranks), stdout=log, stderr=subprocess.STDOUT,
+                               text=True, env=env)
+    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30, 5))
+    writer.start()
+    versions = []
+    model = f"{stream}-model"
+    while trainer.poll() is None:  # a consumer watching the published versions
+        if client.model_exists(model):
+            versions.append(int(tag(client, model)["version"]))
+        time.sleep(0.05)
+    writer.join()
+    log.seek(0)
+    output = log.read()
+    assert trainer.returncode == 0, output
+    assert "stream step 5 gave no samples" in output and "NaN" in output  # a bad step, survived
+    final = tag(client, model)
+    assert int(final["version"]) >= 2
+    assert versions == sorted(versions) and len(set(versions)) >= 2, versions
+    assert held_out_loss(client, model) < 0.01, output
+    with open(tmp_path / "metrics.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert int(rows[-1]["optimizer_steps"]) > 400
+    losses = [float(r["train_loss"]) for r in rows if int(r["optimizer_steps"]) > 0]
+    assert losses[-1] < losses[0] / 5, losses
+
+
+def test_trainer_gives_up_waiting_for_a_stream_nobody_writes(server, key, tmp_path):
+    path = config(tmp_path, key("silent"), server.unix_address, stream={"wait_seconds": 1})
+    started = time.monotonic()
+    done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "no step of stream" in done.stderr and "wait_seconds" in done.stderr
+    assert "waiting for the first step" in done.stdout
+    assert time.monotonic() - started < 30
+
+
+def test_trainer_config_errors_name_the_file_and_key(server, key, tmp_path):
+    path = config(tmp_path, key("s"), server.unix_address, train={"learnig_rate": 0.1})
+    done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "train.toml" in done.stderr and "learnig_rate" in done.stderr
