@@ -3,12 +3,15 @@
 #include "ml/trainable_model.hpp"
 
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/l1_loss.h>
 #include <ATen/ops/mse_loss.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/csrc/api/include/torch/optim/adam.h>
 #include <torch/csrc/api/include/torch/optim/adamw.h>
 #include <torch/csrc/api/include/torch/optim/sgd.h>
+#include <torch/csrc/api/include/torch/serialize/input-archive.h>
+#include <torch/csrc/api/include/torch/serialize/output-archive.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -54,6 +57,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Te
   return std::make_unique<torch::optim::AdamW>(
       params, torch::optim::AdamWOptions(o.learning_rate).weight_decay(o.weight_decay));
 }
+
+constexpr const char* kLearningRateKey = "slipstream_learning_rate";
 
 }  // namespace
 
@@ -289,6 +294,41 @@ std::string TrainableModel::save() const {
   std::ostringstream out;
   state_->module.save(out);
   return out.str();
+}
+
+std::string TrainableModel::optimizer_state() const {
+  torch::serialize::OutputArchive archive;
+  state_->optimizer->save(archive);
+  // libtorch keeps the moments but not the options: the learning rate (scaled, decayed) goes too.
+  archive.write(kLearningRateKey,
+                at::full({1}, state_->options.learning_rate, at::TensorOptions(at::kDouble)));
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void TrainableModel::load_optimizer_state(std::string_view bytes) {
+  // Loaded into a fresh optimiser first, so that a bad state leaves this one as it was.
+  std::unique_ptr<torch::optim::Optimizer> loaded = make_optimizer(state_->params, state_->options);
+  double learning_rate = 0;
+  try {
+    torch::serialize::InputArchive archive;
+    std::istringstream in{std::string(bytes)};
+    archive.load_from(in);
+    loaded->load(archive);
+    at::Tensor rate;
+    archive.read(kLearningRateKey, rate);
+    learning_rate = rate.item<double>();
+  } catch (const std::exception& e) {
+    throw TrainError("the optimiser state cannot be loaded: " + describe(e));
+  }
+  if (!std::isfinite(learning_rate) || learning_rate <= 0) {
+    throw TrainError("the optimiser state cannot be loaded: its learning rate is " +
+                     std::to_string(learning_rate));
+  }
+  for (auto& group : loaded->param_groups()) group.options().set_lr(learning_rate);
+  state_->optimizer = std::move(loaded);
+  state_->options.learning_rate = learning_rate;
 }
 
 }  // namespace slipstream::ml

@@ -69,6 +69,12 @@ class TrainableModel {
 
   /// The module with its current parameters, serialized for AI.MODELSTORE (TORCH backend).
   std::string save() const;
+  /// The optimiser's state (its moments and step counts, and the learning rate) as bytes, for a
+  /// checkpoint; load_optimizer_state() restores it into a model loaded from save()'s bytes with
+  /// the same options. Throws TrainError for bytes that are not such a state (the model's
+  /// optimiser is then unchanged).
+  std::string optimizer_state() const;
+  void load_optimizer_state(std::string_view bytes);
 
  private:
   struct State;

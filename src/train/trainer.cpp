@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ml/sample_builder.hpp"
+#include "train/checkpoint.hpp"
 #include "ml/trainable_model.hpp"
 #include "slipstream/client.hpp"
 #include "slipstream/stream.hpp"
@@ -36,14 +38,17 @@ struct RowLayout {
   std::vector<std::int64_t> shape;  // without the sample dimension
   std::size_t bytes = 0;
 
-  static RowLayout of(const ml::OwnedTensor& rows) {
+  static RowLayout of(DType dtype, std::vector<std::int64_t> shape) {
     RowLayout layout;
-    layout.dtype = rows.dtype;
-    layout.shape.assign(rows.shape.begin() + 1, rows.shape.end());
+    layout.dtype = dtype;
+    layout.shape = std::move(shape);
     std::size_t n = 1;
     for (std::int64_t d : layout.shape) n *= static_cast<std::size_t>(d);
-    layout.bytes = n * dtype_size(rows.dtype);
+    layout.bytes = n * dtype_size(dtype);
     return layout;
+  }
+  static RowLayout of(const ml::OwnedTensor& rows) {
+    return of(rows.dtype, std::vector<std::int64_t>(rows.shape.begin() + 1, rows.shape.end()));
   }
   bool operator==(const RowLayout&) const = default;
   std::string text() const { return std::string(dtype_name(dtype)) + " " + ml::shape_text(shape); }
@@ -90,6 +95,8 @@ struct Trainer::State {
   std::string failure;  // this rank's reader error, shared through kFailed
   std::vector<float> fused;
   std::int64_t published_at = -1;  // the optimiser step of the last publish
+  std::int64_t checkpointed_at = -1;  // the optimiser step of the last checkpoint
+  std::int64_t resumed_stream_step = -1;  // steps up to this one were trained on before a restart
 
   State(TrainConfig c, Collective& coll, std::ostream* out)
       : config(std::move(c)), collective(coll), progress(out), memory(config.replay) {}
@@ -203,6 +210,121 @@ struct Trainer::State {
     if (config.publish.every > 0 && status.optimizer_steps % config.publish.every == 0) {
       publish(false);
     }
+    if (!config.checkpoint.dir.empty() && config.checkpoint.every > 0 &&
+        status.optimizer_steps % config.checkpoint.every == 0) {
+      checkpoint(false);
+    }
+  }
+
+  // ---- Checkpoints --------------------------------------------------------------------------
+
+  // Every rank writes its replay memory (when asked), then rank 0 the model, the optimiser and
+  // the counters: a trainer killed between the two resumes from the previous checkpoint, whose
+  // replay files no longer match it and are not used. Collective. A periodic checkpoint that
+  // fails is reported and training goes on; the final one throws.
+  void checkpoint(bool final) {
+    const std::filesystem::path dir = config.checkpoint.dir;
+    std::string error;
+    if (config.checkpoint.replay) {
+      try {
+        write_checkpoint(dir, collective.rank(), replay_snapshot());
+      } catch (const CheckpointError& e) {
+        error = e.what();
+      }
+    }
+    bool ok = collective.all(error.empty());
+    if (ok && leader()) {
+      try {
+        TrainerCheckpoint c;
+        c.optimizer_steps = status.optimizer_steps;
+        c.published_version = status.published_version;
+        c.stream_step = status.stream_step;
+        c.samples_seen = status.samples_seen;
+        c.samples_trained = status.samples_trained;
+        c.model = model->save();
+        c.optimizer = model->optimizer_state();
+        write_checkpoint(dir, c);
+      } catch (const CheckpointError& e) {
+        error = e.what();
+      }
+    }
+    ok = collective.all(error.empty()) && ok;
+    if (ok) {
+      checkpointed_at = status.optimizer_steps;
+      return;
+    }
+    const std::string why = error.empty() ? "another rank could not write its part" : error;
+    if (final) throw TrainerError("the final checkpoint failed: " + why);
+    if (progress) *progress << "trainer (rank " << collective.rank() << "): checkpoint failed: " << why << "\n";
+  }
+
+  ReplayCheckpoint replay_snapshot() const {
+    ReplayCheckpoint c;
+    c.optimizer_steps = status.optimizer_steps;
+    if (!input_layout) return c;
+    c.input_dtype = input_layout->dtype;
+    c.input_shape = input_layout->shape;
+    c.target_dtype = target_layout->dtype;
+    c.target_shape = target_layout->shape;
+    memory.for_each([&](const Sample& sample) {
+      c.inputs.append(reinterpret_cast<const char*>(sample.input.data()), sample.input.size());
+      c.targets.append(reinterpret_cast<const char*>(sample.target.data()), sample.target.size());
+      ++c.count;
+    });
+    return c;
+  }
+
+  // Rank 0's checkpoint (every rank reads it), and this rank's replay memory when it belongs to
+  // that checkpoint. Returns a line saying what was resumed, or empty when there was nothing.
+  std::string resume(const std::string& model_file_bytes) {
+    const std::filesystem::path dir = config.checkpoint.dir;
+    std::optional<TrainerCheckpoint> c;
+    try {
+      c = read_trainer_checkpoint(dir);
+    } catch (const CheckpointError& e) {
+      throw TrainerError(e.what());
+    }
+    if (!c) {
+      model = ml::TrainableModel::load(model_file_bytes, config.train.options);
+      if (config.train.scale_learning_rate) model->scale_learning_rate(collective.size());
+      return {};
+    }
+    model = ml::TrainableModel::load(c->model, config.train.options);
+    model->load_optimizer_state(c->optimizer);  // the learning rate as it was (scaled, decayed)
+    status.optimizer_steps = c->optimizer_steps;
+    status.published_version = c->published_version;
+    status.samples_seen = c->samples_seen;
+    status.samples_trained = c->samples_trained;
+    resumed_stream_step = status.stream_step = c->stream_step;
+    published_at = checkpointed_at = c->optimizer_steps;
+    std::string replay = "";
+    if (config.checkpoint.replay) {
+      std::optional<ReplayCheckpoint> r;
+      try {
+        r = read_replay_checkpoint(dir, collective.rank());
+      } catch (const CheckpointError& e) {
+        replay = "; replay memory not restored: " + std::string(e.what());
+      }
+      if (r && r->optimizer_steps == c->optimizer_steps && r->count > 0) {
+        input_layout = RowLayout::of(r->input_dtype, r->input_shape);
+        target_layout = RowLayout::of(r->target_dtype, r->target_shape);
+        for (std::uint64_t i = 0; i < r->count; ++i) {
+          Sample sample;
+          const auto* in = reinterpret_cast<const std::byte*>(r->inputs.data()) + i * input_layout->bytes;
+          const auto* out = reinterpret_cast<const std::byte*>(r->targets.data()) + i * target_layout->bytes;
+          sample.input.assign(in, in + input_layout->bytes);
+          sample.target.assign(out, out + target_layout->bytes);
+          memory.add(std::move(sample), input_layout->bytes + target_layout->bytes);
+        }
+        replay = "; replay memory: " + std::to_string(memory.size()) + " samples";
+      } else if (r) {
+        replay = "; replay memory not restored: it belongs to another checkpoint";
+      }
+    }
+    return "resumed from " + trainer_checkpoint_path(dir).string() + " at optimiser step " +
+           std::to_string(c->optimizer_steps) + " (published version " +
+           std::to_string(c->published_version) + ", stream step " +
+           std::to_string(c->stream_step) + ")" + replay;
   }
 
   // ---- Publishing and progress --------------------------------------------------------------
@@ -299,20 +421,22 @@ Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progr
     throw TrainerError("[publish] on_improvement needs a validation loss, which the trainer "
                        "does not compute yet; set it to false");
   }
-  if (!config.checkpoint.dir.empty()) {
-    throw TrainerError("[checkpoint] dir: checkpoints are not built yet; leave it empty");
-  }
   const std::string model_bytes = read_file(config.model.file, "model");
   const std::string builder_bytes = read_file(config.model.samples, "sample builder");
   state_ = std::make_unique<State>(std::move(config), collective, progress);
   State& s = *state_;
+  std::string resumed;
   try {
-    s.model = ml::TrainableModel::load(model_bytes, s.config.train.options);
     s.builder = ml::SampleBuilder::load(builder_bytes);
+    resumed = s.config.checkpoint.dir.empty() ? std::string() : s.resume(model_bytes);
+    if (!s.model) {
+      s.model = ml::TrainableModel::load(model_bytes, s.config.train.options);
+      if (s.config.train.scale_learning_rate) s.model->scale_learning_rate(collective.size());
+    }
   } catch (const ml::TrainError& e) {
     throw TrainerError(e.what());
   }
-  if (s.config.train.scale_learning_rate) s.model->scale_learning_rate(collective.size());
+  if (!resumed.empty()) s.print(resumed);
   std::vector<float> parameters(s.model->parameter_count());
   s.model->parameters(parameters);
   collective.broadcast(parameters, 0);
@@ -374,6 +498,10 @@ TrainerStatus Trainer::run() {
         switch (next.kind) {
           case StreamNext::Kind::kStep: {
             round[kGot] = 1;
+            if (next.step->number() <= s.resumed_stream_step) {
+              next.step->release();  // trained on before the restart
+              break;
+            }
             ++s.status.steps_read;
             s.status.stream_step = next.step->number();
             try {
@@ -444,6 +572,9 @@ TrainerStatus Trainer::run() {
     s.maybe_report(false);
   }
   if (s.status.optimizer_steps > 0 && s.status.optimizer_steps != s.published_at) s.publish(true);
+  if (!config.checkpoint.dir.empty() && s.status.optimizer_steps != s.checkpointed_at) {
+    s.checkpoint(true);
+  }
   s.record();
   s.refresh();
   s.print("done: " + std::to_string(s.status.optimizer_steps) + " optimiser steps, loss " +

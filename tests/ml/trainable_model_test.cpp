@@ -185,6 +185,41 @@ TEST(TrainableModel, ParametersRoundTripThroughTheFlatViewAndSave) {
   EXPECT_DOUBLE_EQ(fresh->evaluate({&x, 1}, data.y()), model->evaluate({&x, 1}, data.y()));
 }
 
+// A checkpoint: the saved module and the optimiser's state, loaded into a new model, continue
+// exactly as the original (Adam's moments and step count, and a decayed learning rate).
+TEST(TrainableModel, OptimizerStateRoundTripsForCheckpoints) {
+  for (OptimizerKind kind : {OptimizerKind::kAdam, OptimizerKind::kAdamW, OptimizerKind::kSgd}) {
+    TrainOptions o;
+    o.optimizer = kind;
+    o.learning_rate = 0.01;
+    o.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0.0;
+    auto model = TrainableModel::load(testing::mlp_model(), o);
+    auto train = [](TrainableModel& m, int first) {
+      const MlpData data(first, 8);
+      const TensorView x = data.x();
+      m.accumulate({&x, 1}, data.y());
+      m.step();
+    };
+    for (int step = 0; step < 3; ++step) train(*model, step * 8);
+    model->scale_learning_rate(0.5);
+    auto resumed = TrainableModel::load(model->save(), o);
+    resumed->load_optimizer_state(model->optimizer_state());
+    EXPECT_DOUBLE_EQ(resumed->learning_rate(), 0.005);
+    for (int step = 3; step < 6; ++step) {
+      train(*model, step * 8);
+      train(*resumed, step * 8);
+    }
+    EXPECT_EQ(flat_parameters(*resumed), flat_parameters(*model)) << static_cast<int>(kind);
+    try {
+      resumed->load_optimizer_state("not an optimiser state");
+      ADD_FAILURE() << "garbage loaded";
+    } catch (const TrainError& e) {
+      EXPECT_NE(std::string(e.what()).find("optimiser state cannot be loaded"), std::string::npos);
+    }
+    train(*resumed, 0);  // still usable
+  }
+}
+
 TEST(TrainableModel, ErrorsSayWhatIsWrongAndLeaveTheModelUsable) {
   auto fails_with = [](auto&& call, const std::string& text) {
     try {

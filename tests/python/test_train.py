@@ -82,7 +82,7 @@ def trainer_command(path, ranks=1):
     return command
 
 
-def write_sine(address, stream, steps, bad_step=None):
+def write_sine(address, stream, steps, bad_step=None, pause=0.0):
     rng = np.random.default_rng(7)
     with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
         for step in range(steps):
@@ -95,6 +95,7 @@ def write_sine(address, stream, steps, bad_step=None):
             writer.put_chunk("samples/xy", xy[:half], xy.shape, (0, 0))
             writer.put_chunk("samples/xy", xy[half:], xy.shape, (half, 0))
             writer.end_step()
+            time.sleep(pause)
 
 
 def held_out_loss(client, model):
@@ -159,3 +160,37 @@ def test_trainer_config_errors_name_the_file_and_key(server, key, tmp_path):
     done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "train.toml" in done.stderr and "learnig_rate" in done.stderr
+
+
+def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_path):
+    stream = key("sine")
+    model = f"{stream}-model"
+    path = config(tmp_path, stream, server.unix_address,
+                  checkpoint={"dir": "ckpt", "every": 20, "replay": True},
+                  metrics={"csv": "", "print_every_seconds": 0.2})
+    checkpoint = tmp_path / "ckpt" / "trainer.ckpt"
+    writer = threading.Thread(target=write_sine,
+                              args=(server.unix_address, stream, 80, None, 0.03))
+    writer.start()
+    first = subprocess.Popen(trainer_command(path), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not checkpoint.exists() and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.01)
+    assert checkpoint.exists(), "no checkpoint was written"
+    first.kill()  # SIGKILL: no chance to clean up
+    assert first.wait() == -9
+    second = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
+    writer.join()
+    assert second.returncode == 0, second.stdout + second.stderr
+    resumed = [line for line in second.stdout.splitlines() if "resumed from" in line]
+    assert len(resumed) == 1, second.stdout
+    # "... at optimiser step N (published version V, stream step S); replay memory: K samples"
+    words = resumed[0].replace("(", " ").replace(")", " ").replace(",", " ").replace(";", " ").split()
+    step = int(words[words.index("step") + 1])
+    version = int(words[words.index("version") + 1])
+    assert step >= 20 and step % 20 == 0
+    assert "replay memory:" in resumed[0] and int(words[words.index("memory:") + 1]) > 0
+    assert int(tag(client, model)["version"]) > version  # versions go on increasing
+    assert int(tag(client, model)["optimizer_step"]) > step
+    assert held_out_loss(client, model) < 0.01, second.stdout
