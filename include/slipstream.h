@@ -505,6 +505,7 @@ typedef struct slipstream_model_options {
   const char* const* outputs; /**< OUTPUTS names */
   const size_t* output_lengths;
   size_t output_count;
+  int64_t keep_versions; /**< KEEP: earlier versions kept loaded for pinned runs (0-64); 0: none */
 } slipstream_model_options_t;
 
 /** Sets every field of `options` to its default (zeros and NULLs). */
@@ -537,6 +538,14 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_run_model(
     slipstream_client_t* client, const char* name, size_t name_length, const char* const* inputs,
     const size_t* input_lengths, size_t input_count, const char* const* outputs,
     const size_t* output_lengths, size_t output_count, int64_t timeout_ms);
+/** slipstream_run_model running version `version` of the model (0: the newest; an earlier one
+ *  while the model keeps it, see keep_versions), storing the version that ran in *ran (NULL:
+ *  not wanted). SERVER_ERROR naming the versions held when the model does not hold `version`. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_run_model_version(
+    slipstream_client_t* client, const char* name, size_t name_length, const char* const* inputs,
+    const size_t* input_lengths, size_t input_count, const char* const* outputs,
+    const size_t* output_lengths, size_t output_count, int64_t timeout_ms, uint64_t version,
+    uint64_t* ran);
 /** In one round trip: stores `inputs`, runs the model and fetches the outputs into
  *  results[0..output_count) (destroy each). Inputs and outputs all use the write prefix. On
  *  failure no handle is stored. */
@@ -545,6 +554,12 @@ slipstream_run_model_on(slipstream_client_t* client, const char* name, size_t na
                         const slipstream_tensor_ref_t* inputs, size_t input_count,
                         const char* const* outputs, const size_t* output_lengths,
                         size_t output_count, int64_t timeout_ms, slipstream_tensor_t** results);
+/** slipstream_run_model_on with `version` and `ran` as for slipstream_run_model_version. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_run_model_on_version(
+    slipstream_client_t* client, const char* name, size_t name_length,
+    const slipstream_tensor_ref_t* inputs, size_t input_count, const char* const* outputs,
+    const size_t* output_lengths, size_t output_count, int64_t timeout_ms, uint64_t version,
+    uint64_t* ran, slipstream_tensor_t** results);
 /** The chunk size models are split into (*bytes), and setting it server-wide. */
 SLIPSTREAM_C_API slipstream_status_t slipstream_get_model_chunk_size(slipstream_client_t* client,
                                                                      int64_t* bytes);

@@ -525,15 +525,17 @@ contains
 
   ! Fills C model options from the optional arguments; the buffers hold what the pointers point to.
   subroutine fill_model_options(options, batch_size, min_batch_size, min_batch_timeout_ms, tag, &
-                                inputs, outputs, tag_c, inputs_c, outputs_c)
+                                inputs, outputs, tag_c, inputs_c, outputs_c, keep_versions)
     type(c_model_options_t), intent(out) :: options
     integer, optional, intent(in) :: batch_size, min_batch_size, min_batch_timeout_ms
+    integer, optional, intent(in) :: keep_versions
     character(len=*), optional, intent(in) :: tag, inputs(:), outputs(:)
     character(kind=c_char), allocatable, target, intent(inout) :: tag_c(:)
     type(c_string_list), target, intent(inout) :: inputs_c, outputs_c
     if (present(batch_size)) options%batch_size = batch_size
     if (present(min_batch_size)) options%min_batch_size = min_batch_size
     if (present(min_batch_timeout_ms)) options%min_batch_timeout_ms = min_batch_timeout_ms
+    if (present(keep_versions)) options%keep_versions = keep_versions
     if (present(tag)) call copy_to_c_chars(tag, .true., tag_c, options%tag, options%tag_length)
     if (present(inputs)) then
       call make_string_list(inputs, inputs_c)
@@ -550,19 +552,21 @@ contains
   end subroutine fill_model_options
 
   !> Stores a model from its bytes (for backend "TORCH", a TorchScript archive). backend absent:
-  !> "TORCH"; device absent: "CPU" ("GPU", "GPU:n"). The options are AI.MODELSTORE's.
+  !> "TORCH"; device absent: "CPU" ("GPU", "GPU:n"). The options are AI.MODELSTORE's;
+  !> keep_versions (KEEP) keeps that many earlier versions loaded for pinned runs.
   integer function client_set_model(self, name, model, backend, device, batch_size, &
-                                    min_batch_size, min_batch_timeout_ms, tag, inputs, outputs) &
-      result(code)
+                                    min_batch_size, min_batch_timeout_ms, tag, inputs, outputs, &
+                                    keep_versions) result(code)
     class(client_type), intent(in) :: self
     character(len=*), intent(in) :: name, model
     character(len=*), optional, intent(in) :: backend, device, tag, inputs(:), outputs(:)
     integer, optional, intent(in) :: batch_size, min_batch_size, min_batch_timeout_ms
+    integer, optional, intent(in) :: keep_versions
     type(c_model_options_t) :: options
     character(kind=c_char), allocatable, target :: tag_c(:)
     type(c_string_list), target :: inputs_c, outputs_c
     call fill_model_options(options, batch_size, min_batch_size, min_batch_timeout_ms, tag, &
-                            inputs, outputs, tag_c, inputs_c, outputs_c)
+                            inputs, outputs, tag_c, inputs_c, outputs_c, keep_versions)
     code = c_set_model(self%handle, name, c_text_length(name), model, len(model, kind=c_size_t), &
                        optional_text(backend), c_text_length(optional_text(backend)), &
                        optional_text(device), c_text_length(optional_text(device)), options)
@@ -627,17 +631,34 @@ contains
   end function client_model_exists
 
   !> Runs a stored model on the tensors named `inputs`, storing its results under `outputs`.
-  !> timeout_ms (absent: none) bounds how long the run may wait to start.
-  integer function client_run_model(self, name, inputs, outputs, timeout_ms) result(code)
+  !> timeout_ms (absent: none) bounds how long the run may wait to start. version (absent or 0:
+  !> the newest) pins an earlier version the model keeps (set_model's keep_versions); ran gets
+  !> the version that ran.
+  integer function client_run_model(self, name, inputs, outputs, timeout_ms, version, ran) &
+      result(code)
     class(client_type), intent(in) :: self
     character(len=*), intent(in) :: name, inputs(:), outputs(:)
     integer, optional, intent(in) :: timeout_ms
+    integer(c_int64_t), optional, intent(in) :: version
+    integer(c_int64_t), optional, intent(out) :: ran
     type(c_string_list), target :: inputs_c, outputs_c
+    integer(c_int64_t) :: pin, version_ran
     call make_string_list(inputs, inputs_c)
     call make_string_list(outputs, outputs_c)
-    code = c_run_model(self%handle, name, c_text_length(name), inputs_c%pointers, &
-                       inputs_c%lengths, inputs_c%count, outputs_c%pointers, outputs_c%lengths, &
-                       outputs_c%count, timeout_arg(timeout_ms))
+    if (.not. present(version) .and. .not. present(ran)) then
+      code = c_run_model(self%handle, name, c_text_length(name), inputs_c%pointers, &
+                         inputs_c%lengths, inputs_c%count, outputs_c%pointers, &
+                         outputs_c%lengths, outputs_c%count, timeout_arg(timeout_ms))
+      return
+    end if
+    pin = 0
+    if (present(version)) pin = version
+    version_ran = 0
+    code = c_run_model_version(self%handle, name, c_text_length(name), inputs_c%pointers, &
+                               inputs_c%lengths, inputs_c%count, outputs_c%pointers, &
+                               outputs_c%lengths, outputs_c%count, timeout_arg(timeout_ms), pin, &
+                               version_ran)
+    if (present(ran)) ran = version_ran
   end function client_run_model
 
   pure integer(c_int64_t) function timeout_arg(timeout_ms)

@@ -73,6 +73,7 @@ module slipstream_c_api
     type(c_ptr) :: outputs = c_null_ptr
     type(c_ptr) :: output_lengths = c_null_ptr
     integer(c_size_t) :: output_count = 0
+    integer(c_int64_t) :: keep_versions = 0
   end type c_model_options_t
 
   !> slipstream_model_info_t
@@ -674,6 +675,23 @@ module slipstream_c_api
       integer(c_size_t), intent(in) :: outputs_lengths(*)
       integer(c_size_t), value :: outputs_count
       integer(c_int64_t), value :: timeout_ms
+    end function
+    integer(c_int) function c_run_model_version(client, name, name_length, inputs, &
+        inputs_lengths, inputs_count, outputs, outputs_lengths, outputs_count, timeout_ms, &
+        version, ran) bind(C, name="slipstream_run_model_version")
+      import :: c_char, c_int, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      type(c_ptr), intent(in) :: inputs(*)
+      integer(c_size_t), intent(in) :: inputs_lengths(*)
+      integer(c_size_t), value :: inputs_count
+      type(c_ptr), intent(in) :: outputs(*)
+      integer(c_size_t), intent(in) :: outputs_lengths(*)
+      integer(c_size_t), value :: outputs_count
+      integer(c_int64_t), value :: timeout_ms
+      integer(c_int64_t), value :: version
+      integer(c_int64_t), intent(out) :: ran
     end function
     integer(c_int) function c_get_model_chunk_size(client, bytes) &
         bind(C, name="slipstream_get_model_chunk_size")

@@ -71,6 +71,17 @@ struct ClientOptions {
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.
+/// Which version of a model a run uses, and which one ran (run_model, run_model_on). A model's
+/// version counts its stores under its key (1, 2, ...; AI.INFO reports it).
+struct ModelVersion {
+  /// In: the version to run; 0 runs the newest. An earlier version can run only while the model
+  /// keeps it (ModelOptions::keep_versions); otherwise the run fails with ServerError naming the
+  /// versions held.
+  std::uint64_t pin = 0;
+  /// Out: the version that ran.
+  std::uint64_t ran = 0;
+};
+
 struct ModelOptions {
   /// BATCHSIZE: when > 0 the server may gather concurrent executions of the model into one run of
   /// at most this many rows (dimension 0 of the inputs) and split the results back. 0: no batching.
@@ -83,6 +94,9 @@ struct ModelOptions {
   std::chrono::milliseconds min_batch_timeout{0};
   /// TAG: arbitrary bytes kept with the model (e.g. a version string); empty: none.
   std::string tag;
+  /// KEEP (slipstream): how many of the versions before this one stay loaded so that callers
+  /// can pin them (ModelVersion::pin), at most 64; 0: none. Not kept across a server restart.
+  std::int64_t keep_versions = 0;
   /// INPUTS / OUTPUTS: names of the model's tensors. TorchScript models do not need them; when
   /// given they are stored and reported by AI.MODELGET META.
   std::vector<std::string> inputs;
@@ -339,9 +353,11 @@ class SLIPSTREAM_API Client {
   /// other runs) the server drops it and this throws TimeoutError; unlike a connection timeout,
   /// the connection stays open. Zero: no limit. Throws KeyNotFoundError (model or input missing),
   /// ServerError (the model rejected the inputs; the text quotes the backend's message).
+  /// `version`, when given: the version to run (pin) and, after the call, the one that ran.
   void run_model(std::string_view name, const std::vector<std::string>& inputs,
                  const std::vector<std::string>& outputs,
-                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                 ModelVersion* version = nullptr);
   /// The call a simulation makes every step, in one round trip: stores `inputs` (AI.TENSORSET of
   /// each, named by TensorRef::name), runs the model on them and fetches the tensors named
   /// `outputs`, returned in that order. The inputs are borrowed for the call and sent without a
@@ -349,10 +365,12 @@ class SLIPSTREAM_API Client {
   /// are stored under the write prefix (SSKEYOUT) when tensor prefixing is on, and left on the
   /// server afterwards. Throws as put_tensors and run_model; if any step fails, the first error
   /// is thrown and no result is returned (output keys may then hold an earlier step's values).
+  /// `version` as for run_model.
   std::vector<Tensor> run_model_on(
       std::string_view name, std::span<const TensorRef> inputs,
       const std::vector<std::string>& outputs,
-      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+      ModelVersion* version = nullptr);
 
   /// The chunk size set_model splits blobs into: the server's MODEL_CHUNK_SIZE (AI.CONFIG GET),
   /// asked once per Client and cached (a server that cannot answer counts as RedisAI's default,

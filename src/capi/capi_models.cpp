@@ -21,6 +21,7 @@ slipstream::ModelOptions model_options_arg(const slipstream_model_options_t* opt
       string_list_arg(options->inputs, options->input_lengths, options->input_count, "inputs");
   cpp.outputs =
       string_list_arg(options->outputs, options->output_lengths, options->output_count, "outputs");
+  cpp.keep_versions = options->keep_versions;
   return cpp;
 }
 
@@ -123,19 +124,49 @@ slipstream_status_t slipstream_run_model(slipstream_client_t* client, const char
   });
 }
 
+slipstream_status_t slipstream_run_model_version(
+    slipstream_client_t* client, const char* name, size_t name_length, const char* const* inputs,
+    const size_t* input_lengths, size_t input_count, const char* const* outputs,
+    const size_t* output_lengths, size_t output_count, int64_t timeout_ms, uint64_t version,
+    uint64_t* ran) {
+  return guarded([&] {
+    slipstream::ModelVersion asked{version, 0};
+    client_of(client).run_model(string_arg(name, name_length, "name"),
+                                string_list_arg(inputs, input_lengths, input_count, "inputs"),
+                                string_list_arg(outputs, output_lengths, output_count, "outputs"),
+                                timeout_arg(timeout_ms), &asked);
+    if (ran != nullptr) *ran = asked.ran;
+  });
+}
+
 slipstream_status_t slipstream_run_model_on(slipstream_client_t* client, const char* name,
                                             size_t name_length,
                                             const slipstream_tensor_ref_t* inputs,
                                             size_t input_count, const char* const* outputs,
                                             const size_t* output_lengths, size_t output_count,
                                             int64_t timeout_ms, slipstream_tensor_t** results) {
+  return slipstream_run_model_on_version(client, name, name_length, inputs, input_count, outputs,
+                                         output_lengths, output_count, timeout_ms, 0, nullptr,
+                                         results);
+}
+
+slipstream_status_t slipstream_run_model_on_version(
+    slipstream_client_t* client, const char* name, size_t name_length,
+    const slipstream_tensor_ref_t* inputs, size_t input_count, const char* const* outputs,
+    const size_t* output_lengths, size_t output_count, int64_t timeout_ms, uint64_t version,
+    uint64_t* ran, slipstream_tensor_t** results) {
   return guarded([&] {
     slipstream::Client& cpp = client_of(client);
     if (output_count > 0) deref(results, "results output array");
     const std::vector<slipstream::TensorRef> refs = tensor_refs(inputs, input_count);
+    // Without a version asked the run is RedisAI's (+OK); with one, the server says which ran.
+    slipstream::ModelVersion asked{version, 0};
+    const bool versioned = ran != nullptr || version != 0;
     std::vector<slipstream::Tensor> tensors = cpp.run_model_on(
         string_arg(name, name_length, "name"), refs,
-        string_list_arg(outputs, output_lengths, output_count, "outputs"), timeout_arg(timeout_ms));
+        string_list_arg(outputs, output_lengths, output_count, "outputs"), timeout_arg(timeout_ms),
+        versioned ? &asked : nullptr);
+    if (ran != nullptr) *ran = asked.ran;
     tensors_out(std::move(tensors), results);
   });
 }

@@ -38,14 +38,22 @@ Route execution_route(const std::vector<std::string>& inputs,
 }
 
 // The reply to an execution: +OK, the simple string TIMEDOUT, or an error.
-void check_execution_reply(const Reply& reply, std::string_view context, milliseconds timeout) {
+// +OK, or with VERSION the version that ran (stored in `version->ran`).
+void check_execution_reply(const Reply& reply, std::string_view context, milliseconds timeout,
+                           ModelVersion* version = nullptr) {
   if (reply.is_error()) throw_model_error(reply.string, context);
   if (reply.is_status("TIMEDOUT")) {
     throw TimeoutError(std::string(context) + ": the run did not start within its timeout of " +
                        std::to_string(timeout.count()) + " ms and was dropped by the server");
   }
-  if (!reply.is_status("OK")) {
-    throw ProtocolError(std::string(context) + ": unexpected reply '" + reply.string + "'");
+  if (version && reply.is_integer() && reply.integer > 0) {
+    version->ran = static_cast<std::uint64_t>(reply.integer);
+    return;
+  }
+  if (version || !reply.is_status("OK")) {
+    throw ProtocolError(std::string(context) + ": unexpected reply '" +
+                        (reply.is_integer() ? std::to_string(reply.integer) : reply.string) +
+                        "'" + (version ? " (a server without model versions?)" : ""));
   }
 }
 
@@ -82,6 +90,10 @@ void check_model_options(const ModelOptions& o) {
   }
   if (o.min_batch_timeout.count() > 0 && o.min_batch_size == 0) {
     throw InvalidArgumentError("model options: min_batch_timeout needs min_batch_size > 0");
+  }
+  if (o.keep_versions < 0 || o.keep_versions > 64) {
+    throw InvalidArgumentError("model options: keep_versions must be 0 to 64, got " +
+                               std::to_string(o.keep_versions));
   }
 }
 
@@ -205,6 +217,7 @@ void Client::set_model(std::string_view name, std::string_view model, std::strin
 
   std::size_t argc = 5 + chunks;  // AI.MODELSTORE key backend device ... BLOB chunks
   if (!options.tag.empty()) argc += 2;
+  if (options.keep_versions > 0) argc += 2;
   if (options.batch_size > 0) argc += 2;
   if (options.min_batch_size > 0) argc += 2;
   if (options.min_batch_timeout.count() > 0) argc += 2;
@@ -220,6 +233,10 @@ void Client::set_model(std::string_view name, std::string_view model, std::strin
   if (!options.tag.empty()) {
     request.arg("TAG");
     request.arg(options.tag);
+  }
+  if (options.keep_versions > 0) {
+    request.arg("KEEP");
+    request.arg(options.keep_versions);
   }
   if (options.batch_size > 0) {
     request.arg("BATCHSIZE");
@@ -287,10 +304,12 @@ bool Client::model_exists(std::string_view name) {
 
 namespace {
 
-// AI.MODELEXECUTE key INPUTS n ... OUTPUTS m ... [TIMEOUT ms], with the keys already prefixed.
+// AI.MODELEXECUTE key INPUTS n ... OUTPUTS m ... [TIMEOUT ms] [VERSION v], with the keys already
+// prefixed.
 void add_model_execute(Request& request, std::string_view key, const std::vector<std::string>& in,
-                       const std::vector<std::string>& out, milliseconds timeout) {
-  request.command(6 + in.size() + out.size() + (timeout.count() > 0 ? 2 : 0));
+                       const std::vector<std::string>& out, milliseconds timeout,
+                       const ModelVersion* version) {
+  request.command(6 + in.size() + out.size() + (timeout.count() > 0 ? 2 : 0) + (version ? 2 : 0));
   request.arg("AI.MODELEXECUTE");
   request.arg(key);
   add_names(request, "INPUTS", in, true);
@@ -298,6 +317,10 @@ void add_model_execute(Request& request, std::string_view key, const std::vector
   if (timeout.count() > 0) {
     request.arg("TIMEOUT");
     request.arg(static_cast<std::int64_t>(timeout.count()));
+  }
+  if (version) {
+    request.arg("VERSION");
+    request.arg(static_cast<std::int64_t>(version->pin));
   }
 }
 
@@ -312,7 +335,8 @@ void check_names(const std::vector<std::string>& names, std::string_view what,
 }  // namespace
 
 void Client::run_model(std::string_view name, const std::vector<std::string>& inputs,
-                       const std::vector<std::string>& outputs, milliseconds timeout) {
+                       const std::vector<std::string>& outputs, milliseconds timeout,
+                       ModelVersion* version) {
   std::string key = impl_->model_key(name, true);
   const std::string context = quoted("run model", key);
   check_names(inputs, "input", context);
@@ -321,13 +345,13 @@ void Client::run_model(std::string_view name, const std::vector<std::string>& in
   for (const auto& n : inputs) input_keys.push_back(impl_->tensor_key(n, true));
   for (const auto& n : outputs) output_keys.push_back(impl_->tensor_key(n, false));
   Request request;
-  add_model_execute(request, key, input_keys, output_keys, timeout);
+  add_model_execute(request, key, input_keys, output_keys, timeout, version);
   // The reply is checked outside the exchange: a TIMEDOUT reply leaves the connection in step,
   // and a TimeoutError thrown inside would close it.
   Reply reply = impl_->exchange(
       execution_route(input_keys, output_keys), request,
       [](client::Connection& c) { return c.read_reply(); }, timeout);
-  check_execution_reply(reply, context, timeout);
+  check_execution_reply(reply, context, timeout, version);
 }
 
 // Why one request: a simulation calls this every step, and each round trip costs tens of
@@ -335,7 +359,7 @@ void Client::run_model(std::string_view name, const std::vector<std::string>& in
 // them in order on the connection, so the execution sees the new inputs and the gets its outputs.
 std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const TensorRef> inputs,
                                          const std::vector<std::string>& outputs,
-                                         milliseconds timeout) {
+                                         milliseconds timeout, ModelVersion* version) {
   std::string key = impl_->model_key(name, true);
   const std::string context = quoted("run model", key);
   if (inputs.empty()) {
@@ -351,7 +375,7 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     Impl::add_tensor_set(request, input_keys[i], inputs[i]);
   }
-  add_model_execute(request, key, input_keys, output_keys, timeout);
+  add_model_execute(request, key, input_keys, output_keys, timeout, version);
   for (const auto& k : output_keys) Impl::add_tensor_get(request, k);
 
   std::vector<Tensor> results(outputs.size());
@@ -374,7 +398,7 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
           }
         }
         execution = c.read_reply();
-        const bool ran = !first && execution.is_status("OK");
+        const bool ran = !first && (version ? execution.is_integer() : execution.is_status("OK"));
         for (std::size_t i = 0; i < outputs.size(); ++i) {
           std::string error;
           bool ok = Impl::read_tensor_reply(
@@ -396,7 +420,7 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
         if (first) std::rethrow_exception(first);
       },
       timeout);
-  check_execution_reply(execution, context, timeout);
+  check_execution_reply(execution, context, timeout, version);
   return results;
 }
 

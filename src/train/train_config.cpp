@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -34,13 +35,18 @@ class Section {
       out = v->as_boolean();
     }
   }
-  // An integer of at least `minimum`.
-  void integer(const char* key, std::int64_t& out, std::int64_t minimum) {
+  // An integer of at least `minimum` (and at most `maximum`).
+  void integer(const char* key, std::int64_t& out, std::int64_t minimum,
+               std::int64_t maximum = std::numeric_limits<std::int64_t>::max()) {
     if (const toml::value* v = find(key)) {
       if (!v->is_integer()) fail(*v, key, "must be an integer");
-      if (v->as_integer() < minimum) {
-        fail(*v, key, "must be at least " + std::to_string(minimum) + ", got " +
-                          std::to_string(v->as_integer()));
+      if (v->as_integer() < minimum || v->as_integer() > maximum) {
+        fail(*v, key,
+             "must be " +
+                 (maximum == std::numeric_limits<std::int64_t>::max()
+                      ? "at least " + std::to_string(minimum)
+                      : "from " + std::to_string(minimum) + " to " + std::to_string(maximum)) +
+                 ", got " + std::to_string(v->as_integer()));
       }
       out = v->as_integer();
     }
@@ -211,6 +217,7 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
   Section publish = section("publish");
   publish.integer("every", c.publish.every, 0);
   publish.boolean("on_improvement", c.publish.on_improvement);
+  publish.integer("keep_versions", c.publish.keep_versions, 0, 64);
   publish.finish();
 
   Section checkpoint = section("checkpoint");

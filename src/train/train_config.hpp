@@ -47,6 +47,7 @@ struct TrainConfig {
   struct Publish {
     std::int64_t every = 100;   ///< optimiser steps between publishes (0: only at the end)
     bool on_improvement = false;  ///< also whenever the validation loss improves
+    std::int64_t keep_versions = 0;  ///< earlier versions the server keeps for pinning (0-64)
   } publish;
   struct Checkpoint {
     std::string dir;            ///< empty: no checkpoints

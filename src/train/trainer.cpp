@@ -339,6 +339,7 @@ struct Trainer::State {
         << " stream_step=" << status.stream_step << " loss=" << status.train_loss;
     ModelOptions options;
     options.tag = tag.str();
+    options.keep_versions = config.publish.keep_versions;
     try {
       if (!publisher) {
         ClientOptions client;

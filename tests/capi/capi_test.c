@@ -633,6 +633,26 @@ static void test_models(slipstream_client_t* client, const char* models_dir) {
   /* The same bytes stored again under another name work the same way. */
   EXPECT_OK(slipstream_set_model(client, "capi.scale2", NTS, blob, length, "TORCH", NTS, "CPU", NTS,
                                  NULL));
+  /* Version 2 of capi.scale2 keeps version 1: a run can pin it and says which version ran. */
+  slipstream_model_options_t keep;
+  EXPECT_OK(slipstream_model_options_init(&keep));
+  keep.keep_versions = 1;
+  EXPECT_OK(slipstream_set_model(client, "capi.scale2", NTS, blob, length, NULL, 0, NULL, 0, &keep));
+  uint64_t ran = 0;
+  EXPECT_OK(slipstream_run_model_version(client, "capi.scale2", NTS, inputs, NULL, 1, outputs, NULL,
+                                         1, 0, 1, &ran));
+  CHECK(ran == 1);
+  EXPECT_OK(slipstream_run_model_version(client, "capi.scale2", NTS, inputs, NULL, 1, outputs, NULL,
+                                         1, 0, 0, &ran));
+  CHECK(ran == 2);
+  EXPECT_STATUS(SLIPSTREAM_SERVER_ERROR,
+                slipstream_run_model_version(client, "capi.scale2", NTS, inputs, NULL, 1, outputs,
+                                             NULL, 1, 0, 7, &ran));
+  ran = 0;
+  EXPECT_OK(slipstream_run_model_on_version(client, "capi.scale2", NTS, &in, 1, outputs2, NULL, 1,
+                                            0, 1, &ran, &result));
+  CHECK(ran == 1 && result != NULL);
+  EXPECT_OK(slipstream_tensor_destroy(&result));
   slipstream_free(blob);
   int64_t chunk = 0;
   EXPECT_OK(slipstream_get_model_chunk_size(client, &chunk));

@@ -195,6 +195,64 @@ class ModelTest : public ::testing::TestWithParam<Transport> {
 
 SLIPSTREAM_INSTANTIATE_TRANSPORTS(ModelTest);
 
+// Model versions: a run can ask which version ran and pin an earlier one while the model keeps
+// it (KEEP); the pinned run uses that version's own runtime, not just its number.
+TEST_P(ModelTest, PinnedVersionsRunTheKeptVersionAndReportWhichRan) {
+  const std::string name = unique("versions");
+  const std::string x = unique("x"), y = unique("y"), a = unique("a"), b = unique("b");
+  ModelOptions keep_one;
+  keep_one.keep_versions = 1;
+  client().set_model(name, models().eke);                             // version 1: eke
+  client().set_model(name, models().two_io, "TORCH", "CPU", keep_one);  // 2: a + b, a * b
+  const std::vector<float> cells = eke_inputs(3, 1);
+  put_cells(x, cells);
+  ModelVersion first{1, 0};
+  client().run_model(name, {x}, {y}, 0ms, &first);
+  EXPECT_EQ(first.ran, 1u);
+  expect_eke_outputs(client().get_tensor(y), cells, "pinned version 1");
+  const std::vector<std::int64_t> pair{2};
+  client().put_tensor<float>(a, std::vector<float>{1, 2}, pair);
+  client().put_tensor<float>(b, std::vector<float>{3, 4}, pair);
+  ModelVersion newest;  // pin 0: the newest
+  client().run_model(name, {a, b}, {x, y}, 0ms, &newest);
+  EXPECT_EQ(newest.ran, 2u);
+  EXPECT_EQ(client().get_tensor(x).data<float>()[1], 6.0f);
+  client().run_model(name, {a, b}, {x, y});  // no version asked: +OK as RedisAI
+  // run_model_on, in one round trip, pinned too.
+  const std::vector<std::int64_t> shape{3, 4};
+  const TensorRef input = TensorRef::of<float>(x, cells, shape);
+  ModelVersion again{1, 0};
+  std::vector<Tensor> out = client().run_model_on(name, {&input, 1}, {y}, 0ms, &again);
+  EXPECT_EQ(again.ran, 1u);
+  expect_eke_outputs(out[0], cells, "run_model_on pinned to version 1");
+  // Version 3 keeps one: 2. Version 4 keeps none.
+  client().set_model(name, models().eke, "TORCH", "CPU", keep_one);
+  ModelVersion gone{1, 0};
+  try {
+    client().run_model(name, {x}, {y}, 0ms, &gone);
+    ADD_FAILURE() << "version 1 ran after it was dropped";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no version 1 (it holds 3, 2;"), std::string::npos)
+        << e.what();
+  }
+  client().set_model(name, models().eke);
+  ModelVersion second{2, 0};
+  EXPECT_THROW(client().run_model(name, {x}, {y}, 0ms, &second), ServerError);
+  const Reply info = client().command({"AI.INFO", name});
+  for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+    if (info.elements[i].string == "version") {
+      EXPECT_EQ(info.elements[i + 1].integer, 4);
+    }
+  }
+  ModelOptions too_many;
+  too_many.keep_versions = 65;
+  EXPECT_THROW(client().set_model(name, models().eke, "TORCH", "CPU", too_many),
+               InvalidArgumentError);
+  EXPECT_THROW(client().command({"AI.MODELEXECUTE", name, "INPUTS", "1", x, "OUTPUTS", "1", y,
+                                 "VERSION", "-1"}),
+               ServerError);
+}
+
 TEST_P(ModelTest, StoreGetExistsDelete) {
   const std::string name = unique("eke");
   EXPECT_FALSE(client().model_exists(name));

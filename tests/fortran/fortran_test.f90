@@ -303,7 +303,7 @@ contains
     real(c_float) :: x(2, 3), y(2, 3), a(3), b(3), out(3)
     character(len=:), allocatable :: blob, source
     type(model_info_type) :: info
-    integer(c_int64_t) :: chunk
+    integer(c_int64_t) :: chunk, ran
     logical :: flag
     character(len=*), parameter :: script = &
       "def add_two(a, b):" // new_line("a") // "    return a + b" // new_line("a") // &
@@ -331,6 +331,17 @@ contains
     call expect(len(blob) > 100, "model bytes")
     call check(client%set_model("ftest.scale2", blob, backend="TORCH", device="CPU", &
                                 batch_size=4), "set_model from bytes")
+    ! Version 2 keeps version 1: a run can pin it and learn which version ran.
+    call check(client%set_model("ftest.scale2", blob, keep_versions=1), "set_model keeping one")
+    call check(client%run_model("ftest.scale2", ["ftest.x"], ["ftest.y"], version=1_c_int64_t, &
+                                ran=ran), "run_model pinned to version 1")
+    call expect(ran == 1, "version 1 ran")
+    call check(client%run_model("ftest.scale2", ["ftest.x"], ["ftest.y"], ran=ran), &
+               "run_model reporting its version")
+    call expect(ran == 2, "the newest version, 2, ran")
+    call expect_code(client%run_model("ftest.scale2", ["ftest.x"], ["ftest.y"], &
+                                      version=9_c_int64_t), SLIPSTREAM_SERVER_ERROR, &
+                     "a version the model does not hold")
     call check(client%get_model_chunk_size(chunk), "get_model_chunk_size")
     call expect(chunk > 0, "chunk size")
     call expect_code(client%run_model("ftest.nomodel", ["ftest.x"], ["ftest.y"]), &

@@ -94,6 +94,29 @@ def test_run_model_on_in_one_round_trip(client, key, model):
     np.testing.assert_allclose(y, expected_output(model, x.numpy()), rtol=1e-6, atol=1e-6)
 
 
+def test_versions_report_which_ran_and_pin_a_kept_one(client, key, model):
+    doubled = torch.jit.script(SumAndProduct())  # version 2: another model under the same key
+    client.set_model(key("m"), model)
+    client.set_model(key("m"), doubled, keep_versions=1)
+    x = inputs()
+    client.put_tensor(key("x"), x)
+    assert client.run_model(key("m"), key("x"), key("y"), version=1) == 1
+    np.testing.assert_allclose(client.get_tensor(key("y")), expected_output(model, x), rtol=1e-6,
+                               atol=1e-6)
+    (s, _), ran = client.run_model_on(key("m"), [(key("a"), x), (key("b"), x)],
+                                      [key("s"), key("p")], version=0)
+    assert ran == 2
+    np.testing.assert_array_equal(s, x + x)
+    # No version asked: the newest, and None back.
+    assert client.run_model(key("m"), [key("a"), key("b")], [key("s"), key("p")]) is None
+    with pytest.raises(slipstream.ServerError, match="has no version 3"):
+        client.run_model(key("m"), key("x"), key("y"), version=3)
+    with pytest.raises(slipstream.InvalidArgumentError):
+        client.run_model(key("m"), key("x"), key("y"), version=-1)
+    with pytest.raises(slipstream.InvalidArgumentError):
+        client.set_model(key("m"), model, keep_versions=65)
+
+
 def test_model_management_and_statistics(client, key, model):
     client.set_model(key("m"), model)
     client.put_tensor(key("x"), inputs())

@@ -66,7 +66,7 @@ def config(tmp, stream_name, address, **overrides):
         "train": {"learning_rate": 0.01, "batch_size": 64, "epochs_per_step": 1,
                   "steps_after_end": 400},
         "replay": {"policy": "reservoir", "max_samples": 4096, "seed": 1},
-        "publish": {"every": 25},
+        "publish": {"every": 25, "keep_versions": 2},
         "metrics": {"csv": "metrics.csv", "print_every_seconds": 0.2},
     }
     for section, values in overrides.items():
@@ -125,9 +125,11 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     writer.start()
     versions = []
     model = f"{stream}-model"
-    while trainer.poll() is None:  # a consumer watching the published versions
+    probe = np.linspace(-3, 3, 61, dtype=np.float32).reshape(-1, 1)
+    while trainer.poll() is None:  # a consumer calling the model, and the versions that ran
         if client.model_exists(model):
-            versions.append(int(tag(client, model)["version"]))
+            _, ran = client.run_model_on(model, [("probe", probe)], ["out"], version=0)
+            versions.append(ran)
         time.sleep(0.05)
     writer.join()
     log.seek(0)
@@ -137,6 +139,13 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     final = tag(client, model)
     assert int(final["version"]) >= 2
     assert versions == sorted(versions) and len(set(versions)) >= 2, versions
+    # The tag's version is the server's: the trainer is the only one storing the key.
+    assert client.run_model(model, "probe", "out", version=0) == int(final["version"])
+    # keep_versions = 2: the two versions before the newest can still be pinned.
+    newest = int(final["version"])
+    assert client.run_model(model, "probe", "out", version=newest - 2) == newest - 2
+    with pytest.raises(slipstream.ServerError, match="has no version"):
+        client.run_model(model, "probe", "out", version=newest - 3)
     assert held_out_loss(client, model) < 0.01, output
     with open(tmp_path / "metrics.csv") as f:
         rows = list(csv.DictReader(f))

@@ -86,6 +86,7 @@ seed = 7
 [publish]
 every = 50
 on_improvement = true
+keep_versions = 3
 [checkpoint]
 dir = "ckpt"
 every = 500
@@ -113,6 +114,7 @@ print_every_seconds = 2.5
   EXPECT_EQ(c.replay.max_bytes, 1048576u);
   EXPECT_EQ(c.replay.seed, 7u);
   EXPECT_TRUE(c.publish.on_improvement);
+  EXPECT_EQ(c.publish.keep_versions, 3);
   EXPECT_TRUE(c.checkpoint.replay);
   EXPECT_DOUBLE_EQ(c.metrics.print_every_seconds, 2.5);
 }
@@ -129,6 +131,8 @@ TEST(TrainConfig, ErrorsNameTheFileTheLineTheSectionAndTheKey) {
             "t.toml:8: [train] optimizer must be one of \"sgd\", \"adam\", \"adamw\", got \"lbfgs\"");
   EXPECT_EQ(error_of(base + "[train]\nbatch_size = 0\n"),
             "t.toml:8: [train] batch_size must be at least 1, got 0");
+  EXPECT_EQ(error_of(base + "[publish]\nkeep_versions = 65\n"),
+            "t.toml:8: [publish] keep_versions must be from 0 to 64, got 65");
   const std::string typo = error_of(base + "[train]\nlearnig_rate = 0.1\n");
   EXPECT_EQ(typo.rfind("t.toml:8: [train] learnig_rate is not an option of [train] (expected ", 0),
             0u) << typo;

@@ -144,8 +144,10 @@ struct CommandArgs {
 
 ModelOptions model_options(std::int64_t batch_size, std::int64_t min_batch_size,
                            std::int64_t min_batch_timeout_ms, std::string tag,
-                           const py::object& inputs, const py::object& outputs) {
+                           const py::object& inputs, const py::object& outputs,
+                           std::int64_t keep_versions) {
   ModelOptions options;
+  options.keep_versions = keep_versions;
   options.batch_size = batch_size;
   options.min_batch_size = min_batch_size;
   options.min_batch_timeout = milliseconds(min_batch_timeout_ms);
@@ -155,6 +157,14 @@ ModelOptions model_options(std::int64_t batch_size, std::int64_t min_batch_size,
   return options;
 }
 
+std::uint64_t model_version_argument(const std::optional<std::int64_t>& version) {
+  if (version && *version < 0) {
+    throw InvalidArgumentError("version must be 0 (the newest) or a model version, got " +
+                               std::to_string(*version));
+  }
+  return version ? static_cast<std::uint64_t>(*version) : 0;
+}
+
 std::string fspath(const py::handle& path) {
   return py::module_::import("os").attr("fspath")(path).cast<std::string>();
 }
@@ -162,7 +172,7 @@ std::string fspath(const py::handle& path) {
 #define SLIPSTREAM_MODEL_OPTION_ARGS                                                       \
   py::arg("backend") = "TORCH", py::arg("device") = "CPU", py::arg("batch_size") = 0,      \
   py::arg("min_batch_size") = 0, py::arg("min_batch_timeout_ms") = 0, py::arg("tag") = "", \
-  py::arg("inputs") = py::none(), py::arg("outputs") = py::none()
+  py::arg("inputs") = py::none(), py::arg("outputs") = py::none(), py::arg("keep_versions") = 0
 
 }  // namespace
 
@@ -497,9 +507,9 @@ InvalidArgumentError (dtype or shape differs); `out` may be partly written on er
           [](const ClientHandle& self, std::string_view name, const py::handle& model,
              std::string_view backend, std::string_view device, std::int64_t batch_size,
              std::int64_t min_batch_size, std::int64_t min_batch_timeout_ms, std::string tag,
-             const py::object& inputs, const py::object& outputs) {
+             const py::object& inputs, const py::object& outputs, std::int64_t keep_versions) {
             ModelOptions options = model_options(batch_size, min_batch_size, min_batch_timeout_ms,
-                                                 std::move(tag), inputs, outputs);
+                                                 std::move(tag), inputs, outputs, keep_versions);
             // A torch.jit.ScriptModule is serialised by the Python layer (torch.jit.save).
             py::object serialised =
                 is_bytes_like(model)
@@ -515,7 +525,8 @@ Stores a model (AI.MODELSTORE), replacing any model under the name; blocks until
 loaded it. `model`: the serialised model as bytes-like (a TorchScript archive, as torch.jit.save
 writes), sent without a copy, or a torch.jit.ScriptModule (serialised here). Use
 set_model_from_file for a path. device: "CPU", "GPU" or "GPU:n". batch_size > 0 lets the server
-batch concurrent runs; inputs/outputs: optional tensor names stored with the model. Raises
+batch concurrent runs; inputs/outputs: optional tensor names stored with the model; keep_versions:
+how many earlier versions stay loaded for run_model(..., version=v) (0-64). Raises
 InvalidArgumentError (empty model, inconsistent options), ServerError (the backend cannot load it;
 server_text quotes libtorch).
 )doc")
@@ -524,9 +535,9 @@ server_text quotes libtorch).
           [](const ClientHandle& self, std::string_view name, const py::handle& path,
              std::string_view backend, std::string_view device, std::int64_t batch_size,
              std::int64_t min_batch_size, std::int64_t min_batch_timeout_ms, std::string tag,
-             const py::object& inputs, const py::object& outputs) {
+             const py::object& inputs, const py::object& outputs, std::int64_t keep_versions) {
             ModelOptions options = model_options(batch_size, min_batch_size, min_batch_timeout_ms,
-                                                 std::move(tag), inputs, outputs);
+                                                 std::move(tag), inputs, outputs, keep_versions);
             std::string file = fspath(path);
             without_gil(self, [&](Client& c) {
               c.set_model_from_file(name, file, backend, device, options);
@@ -557,34 +568,49 @@ server_text quotes libtorch).
       .def(
           "run_model",
           [](const ClientHandle& self, std::string_view name, const py::handle& inputs,
-             const py::handle& outputs, std::int64_t timeout_ms) {
+             const py::handle& outputs, std::int64_t timeout_ms,
+             std::optional<std::int64_t> version) -> py::object {
             std::vector<std::string> in = names_of(inputs);
             std::vector<std::string> out = names_of(outputs);
-            without_gil(self,
-                        [&](Client& c) { c.run_model(name, in, out, milliseconds(timeout_ms)); });
+            ModelVersion asked{model_version_argument(version), 0};
+            without_gil(self, [&](Client& c) {
+              c.run_model(name, in, out, milliseconds(timeout_ms), version ? &asked : nullptr);
+            });
+            if (!version) return py::none();
+            return py::int_(asked.ran);
           },
           py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("timeout_ms") = 0,
+          py::arg("version") = py::none(),
           R"doc(
 Runs a stored model on the tensors named `inputs` (a name or a list) and stores its results under
 `outputs`; blocks until done. timeout_ms > 0: drop the run (TimeoutError) if it has not started in
-time. Raises KeyNotFoundError (model or input missing), ServerError (the model rejected the inputs).
+time. version: None (returns None), or the version to run, 0 for the newest or one the model keeps
+(set_model's keep_versions); then returns the version that ran. Raises KeyNotFoundError (model or
+input missing), ServerError (the model rejected the inputs, or does not hold that version).
 )doc")
       .def(
           "run_model_on",
           [](const ClientHandle& self, std::string_view name, const py::handle& inputs,
-             const py::handle& outputs, std::int64_t timeout_ms) {
+             const py::handle& outputs, std::int64_t timeout_ms,
+             std::optional<std::int64_t> version) -> py::object {
             NamedArrays in = named_arrays(inputs);
             std::vector<TensorRef> refs = in.refs();
             std::vector<std::string> out = names_of(outputs);
+            ModelVersion asked{model_version_argument(version), 0};
             auto tensors = without_gil(self, [&](Client& c) {
-              return c.run_model_on(name, refs, out, milliseconds(timeout_ms));
+              return c.run_model_on(name, refs, out, milliseconds(timeout_ms),
+                                    version ? &asked : nullptr);
             });
-            return arrays_from_tensors(std::move(tensors));
+            py::object arrays = arrays_from_tensors(std::move(tensors));
+            if (!version) return arrays;
+            return py::make_tuple(arrays, py::int_(asked.ran));
           },
           py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("timeout_ms") = 0,
+          py::arg("version") = py::none(),
           R"doc(
 One round trip per step: stores `inputs` ({name: array} or (name, array) pairs), runs the model on
 them and returns the tensors named `outputs` as a list of numpy arrays (zero-copy, as get_tensor).
+With version (0: the newest, or one the model keeps) returns (arrays, the version that ran).
 )doc")
       .def(
           "model_chunk_size",

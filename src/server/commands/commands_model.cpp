@@ -13,6 +13,9 @@
 namespace slipstream::server {
 namespace {
 
+// AI.MODELSTORE ... KEEP n: earlier versions stay loaded, so this bounds what callers can pin.
+constexpr std::size_t kMaxKeptVersions = 64;
+
 constexpr std::string_view kModelKeyEmpty = "ERR model key is empty";
 
 std::string upper(std::string_view text) {
@@ -66,6 +69,16 @@ bool parse_store(CommandContext& c, bool legacy, StoreRequest& request) {
   std::size_t i = 4;
   if (i + 1 < c.argc() && equals_nocase(c.arg(i), "TAG")) {
     m.tag = std::string(c.arg(i + 1));
+    i += 2;
+  }
+  if (i < c.argc() && equals_nocase(c.arg(i), "KEEP")) {  // slipstream: earlier versions kept
+    std::size_t keep = 0;
+    if (!parse_count(c, i + 1, "KEEP", keep)) return false;
+    if (keep > kMaxKeptVersions) {
+      c.reply.error("ERR KEEP must be at most " + std::to_string(kMaxKeptVersions));
+      return false;
+    }
+    m.keep = static_cast<std::uint32_t>(keep);
     i += 2;
   }
   std::size_t timeout_ms = 0;
@@ -284,23 +297,44 @@ bool parse_counted_keys(CommandContext& c, std::size_t& i, std::string_view word
   return true;
 }
 
+// `version`: run that version (0: the newest) and reply the version that ran instead of +OK.
 Outcome run_model(CommandContext& c, const ValuePtr& value, std::vector<std::string> inputs,
                   std::vector<std::string> outputs,
-                  std::optional<std::chrono::milliseconds> timeout) {
+                  std::optional<std::chrono::milliseconds> timeout,
+                  std::optional<std::uint64_t> version = std::nullopt) {
   const ModelEntry& model = value->model();
-  if (!model.runtime) {
-    c.reply.error("ERR model '" + std::string(c.arg(1)) + "' cannot run: " + model.load_error);
-    return Outcome::kDone;
-  }
   auto execution = std::make_shared<ml::Execution>();
-  execution->model = model.runtime;
-  execution->batching = model.batching;
-  execution->stats = model.stats;
+  std::uint64_t ran = model.version;
+  if (!version || *version == 0 || *version == model.version) {
+    if (!model.runtime) {
+      c.reply.error("ERR model '" + std::string(c.arg(1)) + "' cannot run: " + model.load_error);
+      return Outcome::kDone;
+    }
+    execution->model = model.runtime;
+    execution->batching = model.batching;
+    execution->stats = model.stats;
+  } else {
+    auto kept = std::find_if(model.kept.begin(), model.kept.end(),
+                             [&](const KeptModel& k) { return k.version == *version; });
+    if (kept == model.kept.end()) {
+      std::string held = std::to_string(model.version);
+      for (const KeptModel& k : model.kept) held += ", " + std::to_string(k.version);
+      c.reply.error("ERR model '" + std::string(c.arg(1)) + "' has no version " +
+                    std::to_string(*version) + " (it holds " + held +
+                    "; AI.MODELSTORE ... KEEP n keeps earlier versions)");
+      return Outcome::kDone;
+    }
+    ran = kept->version;
+    execution->model = kept->runtime;
+    execution->batching = kept->batching;
+    execution->stats = kept->stats;
+  }
   execution->keep_alive.push_back(value);
   if (!collect_inputs(c, inputs, *execution) || !outputs_writable(c, outputs)) {
     return Outcome::kDone;
   }
-  return execute_and_store(c, std::move(execution), std::move(outputs), timeout);
+  return execute_and_store(c, std::move(execution), std::move(outputs), timeout,
+                           version ? std::optional<std::uint64_t>(ran) : std::nullopt);
 }
 
 Outcome modelexecute(CommandContext& c) {
@@ -310,19 +344,25 @@ Outcome modelexecute(CommandContext& c) {
   std::size_t i = 2;
   if (!parse_counted_keys(c, i, "INPUTS", inputs)) return Outcome::kDone;
   if (!parse_counted_keys(c, i, "OUTPUTS", outputs)) return Outcome::kDone;
+  // Then TIMEOUT ms (RedisAI) and VERSION v (slipstream), each at most once, in any order.
   std::optional<std::chrono::milliseconds> timeout;
-  if (i < c.argc()) {
-    if (!equals_nocase(c.arg(i), "TIMEOUT")) {
+  std::optional<std::uint64_t> version;
+  for (; i < c.argc(); i += 2) {
+    if (equals_nocase(c.arg(i), "TIMEOUT") && !timeout) {
+      if (!parse_execute_timeout(c, i, timeout, "AI.MODELEXECUTE")) return Outcome::kDone;
+    } else if (equals_nocase(c.arg(i), "VERSION") && !version) {
+      auto v = i + 1 < c.argc() ? parse_int(c.arg(i + 1)) : std::nullopt;
+      if (!v || *v < 0) {
+        c.reply.error("ERR VERSION needs a model version (0: the newest)");
+        return Outcome::kDone;
+      }
+      version = static_cast<std::uint64_t>(*v);
+    } else {
       c.reply.error("Invalid argument: " + std::string(c.arg(i)));
       return Outcome::kDone;
     }
-    if (!parse_execute_timeout(c, i, timeout, "AI.MODELEXECUTE")) return Outcome::kDone;
-    if (i + 2 < c.argc()) {
-      c.reply.error("Invalid argument: " + std::string(c.arg(i + 2)));
-      return Outcome::kDone;
-    }
   }
-  return run_model(c, value, std::move(inputs), std::move(outputs), timeout);
+  return run_model(c, value, std::move(inputs), std::move(outputs), timeout, version);
 }
 
 // AI.MODELRUN key [TIMEOUT t] INPUTS i1 ... OUTPUTS o1 ... (RedisAI 1.0 form, no counts).
@@ -456,10 +496,12 @@ Outcome ai_config(CommandContext& c) {
 void add_model_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"AI.MODELSTORE", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelstore, "model",
-     "key TORCH device [TAG tag] [BATCHSIZE n [MINBATCHSIZE m [MINBATCHTIMEOUT ms]]] "
+     "key TORCH device [TAG tag] [KEEP n] [BATCHSIZE n [MINBATCHSIZE m [MINBATCHTIMEOUT ms]]] "
      "[INPUTS n name ...] [OUTPUTS n name ...] BLOB chunk [chunk ...]",
      "Stores a TorchScript model (chunks are concatenated); replacing a key bumps its version "
-     "while running executions finish on the old one. +OK, or the backend's error.",
+     "while running executions finish on the old one. KEEP n (slipstream, at most 64) keeps the "
+     "n versions before this one loaded, for AI.MODELEXECUTE ... VERSION (not in snapshots). "
+     "+OK, or the backend's error.",
      no_routed_keys},
     {"AI.MODELSET", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelset, "model",
      "key TORCH device [TAG tag] [BATCHSIZE n ...] [INPUTS name ...] [OUTPUTS name ...] "
@@ -471,10 +513,12 @@ void add_model_commands(std::vector<CommandSpec>& out) {
     {"AI.MODELDEL", 2, kWrite, 1, 1, 1, modeldel, "model", "key", "Deletes a model: +OK.",
      no_routed_keys},
     {"AI.MODELEXECUTE", -8, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelexecute, "model",
-     "key INPUTS n in ... OUTPUTS m out ... [TIMEOUT ms]",
+     "key INPUTS n in ... OUTPUTS m out ... [TIMEOUT ms] [VERSION v]",
      "Runs the model on the executor (batched with other callers when BATCHSIZE > 0) and stores "
      "every output at once: +OK; TIMEDOUT if not started within ms; the backend's error with "
-     "no output written.", redisai_run_keys},
+     "no output written. VERSION v (slipstream) runs version v, the newest or one kept by "
+     "KEEP (0: the newest), and replies the version that ran (an integer) instead of +OK.",
+     redisai_run_keys},
     {"AI.MODELRUN", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelrun, "model",
      "key [TIMEOUT ms] INPUTS in ... OUTPUTS out ...", "Older form of AI.MODELEXECUTE.",
      redisai_run_keys},

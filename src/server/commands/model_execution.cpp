@@ -91,6 +91,17 @@ std::function<void(ReplyBuffer&)> store_versioned(Server& server, const std::str
     if (current && current->type() != type) return false;
     if constexpr (std::is_same_v<Entry, ModelEntry>) {
       entry.version = current ? current->model().version + 1 : 1;
+      if (current && entry.keep > 0) {  // the version replaced, then the ones it kept
+        const ModelEntry& old = current->model();
+        if (old.runtime) {
+          entry.kept.push_back(
+              KeptModel{old.version, old.tag, old.batching, old.runtime, old.stats});
+        }
+        for (const KeptModel& k : old.kept) {
+          if (entry.kept.size() >= entry.keep) break;
+          entry.kept.push_back(k);
+        }
+      }
     } else {
       entry.version = current ? current->script().version + 1 : 1;
     }
@@ -134,7 +145,8 @@ constexpr std::size_t kShmOutputMinBytes = 64 * 1024;
 // Stores the outputs (all or nothing) and returns the reply to send.
 std::function<void(ReplyBuffer&)> store_outputs(Server& server,
                                                 const std::vector<std::string>& keys,
-                                                std::vector<ml::OwnedTensor> outputs) {
+                                                std::vector<ml::OwnedTensor> outputs,
+                                                std::optional<std::uint64_t> ran_version) {
   if (outputs.size() != keys.size()) {
     std::string text = "ERR the run returned " + std::to_string(outputs.size()) +
                        " output tensor(s) but " + std::to_string(keys.size()) +
@@ -162,6 +174,9 @@ std::function<void(ReplyBuffer&)> store_outputs(Server& server,
   }
   server.mark_dirty(entries.size());
   server.keyspace().set_many(std::move(entries));
+  if (ran_version) {
+    return [v = *ran_version](ReplyBuffer& reply) { reply.integer(static_cast<std::int64_t>(v)); };
+  }
   return [](ReplyBuffer& reply) { reply.simple("OK"); };
 }
 
@@ -169,12 +184,13 @@ std::function<void(ReplyBuffer&)> store_outputs(Server& server,
 
 Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
                           std::vector<std::string> output_keys,
-                          std::optional<std::chrono::milliseconds> timeout) {
+                          std::optional<std::chrono::milliseconds> timeout,
+                          std::optional<std::uint64_t> ran_version) {
   std::weak_ptr<Session> weak = c.session.weak_session();
   Server& server = c.server;
   if (timeout) execution->deadline = std::chrono::steady_clock::now() + *timeout;
   const bool caller_timeout = timeout.has_value();
-  execution->done = [weak, &server, keys = std::move(output_keys), caller_timeout,
+  execution->done = [weak, &server, keys = std::move(output_keys), caller_timeout, ran_version,
                      deadline = execution->deadline](ml::Status status,
                                                      std::vector<ml::OwnedTensor> outputs) {
     auto session = weak.lock();
@@ -191,7 +207,7 @@ Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> exec
       session->resume([text](ReplyBuffer& reply) { reply.error(text); });
       return;
     }
-    session->resume(store_outputs(server, keys, std::move(outputs)));
+    session->resume(store_outputs(server, keys, std::move(outputs), ran_version));
   };
   std::weak_ptr<ml::Execution> weak_execution = execution;
   ml::Executor& executor = server.executor();

@@ -41,9 +41,11 @@ bool parse_execute_timeout(CommandContext& c, std::size_t index,
 /// `output_keys` atomically and replies +OK, or replies the backend's error with no output
 /// written. With a timeout, a run that has not started in time is dropped, and one still running
 /// at it is stopped: reply TIMEDOUT. A run stopped at the server's --run-timeout gets an error.
+/// With `ran_version`, success replies that integer (the model version that ran) instead of +OK.
 Outcome execute_and_store(CommandContext& c, std::shared_ptr<ml::Execution> execution,
                           std::vector<std::string> output_keys,
-                          std::optional<std::chrono::milliseconds> timeout);
+                          std::optional<std::chrono::milliseconds> timeout,
+                          std::optional<std::uint64_t> ran_version = std::nullopt);
 
 /// Stores `entry` under `key` as the next version (1 for a new key) and returns the reply to send:
 /// +OK, or WRONGTYPE when the key holds another type (nothing stored). Executions already running

@@ -136,7 +136,7 @@ std::shared_ptr<Value> Value::clone() const {
       const ModelEntry& m = model();
       return std::make_shared<Value>(ModelEntry{m.backend, m.device, m.tag, m.batching, m.inputs,
                                                 m.outputs, m.blob.clone(), m.version, m.runtime,
-                                                m.load_error, m.stats});
+                                                m.load_error, m.stats, m.keep, m.kept});
     }
     case ValueType::kScript: return std::make_shared<Value>(ScriptEntry(script()));
   }

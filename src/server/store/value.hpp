@@ -98,6 +98,16 @@ class List {
   std::size_t bytes_ = 0;
 };
 
+/// An earlier version of a model, kept loaded so that callers can pin it (AI.MODELSTORE ... KEEP n,
+/// AI.MODELEXECUTE ... VERSION v). Only what running it needs: not its blob.
+struct KeptModel {
+  std::uint64_t version = 0;
+  std::string tag;
+  ml::BatchSettings batching;
+  std::shared_ptr<ml::Model> runtime;
+  std::shared_ptr<ml::ExecutionStats> stats;
+};
+
 /// A stored model (AI.MODELSTORE). Immutable once stored; a new store makes a new entry with the
 /// next version, while executions already running keep the runtime they started with.
 struct ModelEntry {
@@ -111,6 +121,10 @@ struct ModelEntry {
   std::shared_ptr<ml::Model> runtime;  ///< null when loading failed (see load_error)
   std::string load_error;
   std::shared_ptr<ml::ExecutionStats> stats = std::make_shared<ml::ExecutionStats>();
+  /// KEEP n: how many earlier versions this store keeps, and those versions, newest first (at
+  /// most `keep`; only versions that loaded). Not saved in snapshots.
+  std::uint32_t keep = 0;
+  std::vector<KeptModel> kept;
 };
 
 /// A stored script (AI.SCRIPTSTORE / AI.SCRIPTSET). Immutable once stored, like ModelEntry.
