@@ -203,3 +203,52 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
     assert int(tag(client, model)["version"]) > version  # versions go on increasing
     assert int(tag(client, model)["optimizer_step"]) > step
     assert held_out_loss(client, model) < 0.01, second.stdout
+
+
+def write_regimes(address, stream, steps_per_regime):
+    """Regime A: x in [-3, -0.5]; then regime B: x in [0.5, 3]; y = sin(x) in both."""
+    rng = np.random.default_rng(11)
+    with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
+        for step in range(2 * steps_per_regime):
+            low, high = (-3.0, -0.5) if step < steps_per_regime else (0.5, 3.0)
+            x = rng.uniform(low, high, POINTS).astype(np.float32)
+            xy = np.stack([x, np.sin(x)], axis=1).astype(np.float32)
+            writer.begin_step(step)
+            writer.put_chunk("samples/xy", xy, xy.shape, (0, 0))
+            writer.end_step()
+
+
+def regime_losses(client, model):
+    losses = []
+    for low, high in ((-3.0, -0.5), (0.5, 3.0)):
+        x = np.linspace(low, high, 41, dtype=np.float32).reshape(-1, 1)
+        (y,) = client.run_model_on(model, [("x", x)], ["y"])
+        losses.append(float(np.mean((np.asarray(y) - np.sin(x)) ** 2)))
+    return losses
+
+
+def test_reservoir_replay_remembers_the_first_regime_and_fifo_forgets_it(server, client, key,
+                                                                         tmp_path):
+    """The continual-learning case: the stream changes regime halfway. A reservoir memory keeps a
+    uniform sample of both regimes, so the model still fits the first after the second; a FIFO
+    memory of the same size holds only the second regime, and the model forgets the first."""
+    losses = {}
+    for policy in ("reservoir", "fifo"):
+        stream = key(f"regimes-{policy}")
+        run = tmp_path / policy
+        run.mkdir()
+        path = config(run, stream, server.unix_address,
+                      replay={"policy": policy, "max_samples": 1024},
+                      train={"steps_after_end": 600})
+        writer = threading.Thread(target=write_regimes, args=(server.unix_address, stream, 16))
+        writer.start()
+        done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
+        writer.join()
+        assert done.returncode == 0, done.stdout + done.stderr
+        losses[policy] = regime_losses(client, f"{stream}-model")
+    # One run here: reservoir [0.0001, 0.0002], fifo [0.31, 0.00008] (first regime, second).
+    reservoir_first, reservoir_second = losses["reservoir"]
+    fifo_first, fifo_second = losses["fifo"]
+    assert reservoir_second < 0.01 and fifo_second < 0.01, losses  # both learn the newest regime
+    assert reservoir_first < 0.01, losses                           # reservoir remembers the first
+    assert fifo_first > 10 * reservoir_first and fifo_first > 0.02, losses  # fifo forgets it
