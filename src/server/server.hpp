@@ -23,6 +23,7 @@
 #include "server/shm/shm.hpp"
 #include "server/store/waits.hpp"
 #include "server/stream/chunk_store.hpp"
+#include "server/train/trainer_reports.hpp"
 #include "server/stream/stream_registry.hpp"
 
 namespace slipstream::server {
@@ -75,6 +76,8 @@ class Server {
   StreamRegistry& streams() noexcept { return streams_; }
   /// Colocated chunks other members' streams keep here (SS.CHUNKS.*).
   ChunkStore& chunk_store() noexcept { return chunk_store_; }
+  /// What online trainers report (SS.TRAIN.*).
+  TrainerReports& trainer_reports() noexcept { return trainer_reports_; }
   /// Cluster mode: messages to the other members (null standalone).
   const PeerLinks* peers() const noexcept { return peers_.get(); }
   const CommandTable& commands() const noexcept { return commands_; }
@@ -140,6 +143,7 @@ class Server {
   Keyspace keyspace_;
   WaitRegistry waits_;
   ChunkStore chunk_store_;
+  TrainerReports trainer_reports_;
   // Shared with the stream registry's remote sink, which may run until the registry is gone.
   std::shared_ptr<PeerLinks> peers_;
   StreamRegistry streams_;

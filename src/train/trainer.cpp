@@ -72,8 +72,8 @@ enum Field : std::size_t {
 };
 
 void write_csv_header(std::ostream& out) {
-  out << "seconds,stream_step,steps_read,optimizer_steps,samples_seen,samples_trained,"
-         "samples_per_second,train_loss,learning_rate,replay_held,replay_bytes,"
+  out << "seconds,stream_step,steps_behind,steps_read,optimizer_steps,samples_seen,"
+         "samples_trained,samples_per_second,train_loss,learning_rate,replay_held,replay_bytes,"
          "published_version\n";
 }
 
@@ -341,12 +341,7 @@ struct Trainer::State {
     options.tag = tag.str();
     options.keep_versions = config.publish.keep_versions;
     try {
-      if (!publisher) {
-        ClientOptions client;
-        client.address = config.stream.address;
-        publisher = std::make_unique<Client>(client);
-      }
-      publisher->set_model(config.model.publish_as, model->save(), "TORCH", "CPU", options);
+      client().set_model(config.model.publish_as, model->save(), "TORCH", "CPU", options);
       status.published_version = version;
       published_at = status.optimizer_steps;
     } catch (const std::exception& e) {
@@ -369,7 +364,8 @@ struct Trainer::State {
     refresh();
     const TrainerStatus& s = status;
     if (csv.is_open()) {
-      csv << std::setprecision(6) << s.seconds << ',' << s.stream_step << ',' << s.steps_read
+      csv << std::setprecision(6) << s.seconds << ',' << s.stream_step << ',' << s.steps_behind
+          << ',' << s.steps_read
           << ',' << s.optimizer_steps << ',' << s.samples_seen << ',' << s.samples_trained << ','
           << s.samples_per_second << ',' << s.train_loss << ',' << s.learning_rate << ','
           << s.replay.held << ',' << s.replay.bytes << ',' << s.published_version << '\n'
@@ -377,7 +373,8 @@ struct Trainer::State {
     }
     if (json.is_open()) {
       json << std::setprecision(6) << "{\"seconds\":" << s.seconds
-           << ",\"stream_step\":" << s.stream_step << ",\"steps_read\":" << s.steps_read
+           << ",\"stream_step\":" << s.stream_step << ",\"steps_behind\":" << s.steps_behind
+           << ",\"steps_read\":" << s.steps_read
            << ",\"optimizer_steps\":" << s.optimizer_steps
            << ",\"samples_seen\":" << s.samples_seen << ",\"samples_trained\":" << s.samples_trained
            << ",\"samples_per_second\":" << s.samples_per_second
@@ -393,20 +390,82 @@ struct Trainer::State {
     if (leader() && progress) *progress << "trainer: " << line << "\n" << std::flush;
   }
 
+  Client& client() {
+    if (!publisher) {
+      ClientOptions options;
+      options.address = config.stream.address;
+      publisher = std::make_unique<Client>(options);
+    }
+    return *publisher;
+  }
+
+  // Rank 0 tells the server where it stands (SS.TRAIN.REPORT, for `slipstream train status` and
+  // INFO training), after asking the stream how far the writers are. Best effort: a server that
+  // cannot be reached costs this report only.
+  void report_to_server(std::string_view state, const std::string& reason = {}) {
+    if (!leader()) return;
+    refresh();
+    try {
+      Client& c = client();
+      try {  // a stream that is gone (ended and collected) leaves steps_behind as it was
+        const Reply info = c.command({"SS.STREAM.INFO", config.stream.name});
+        for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+          if (info.elements[i].string == "newest_complete" && status.stream_step >= 0) {
+            status.steps_behind = std::max<std::int64_t>(
+                0, info.elements[i + 1].integer - status.stream_step);
+          }
+        }
+      } catch (const ServerError&) {
+      }
+      const TrainerStatus& st = status;
+      auto text = [](auto v) {
+        std::ostringstream out;
+        out << std::setprecision(6) << v;
+        return out.str();
+      };
+      std::vector<std::string> fields = {
+          "SS.TRAIN.REPORT", config.stream.name + "/" + config.stream.group,
+          "state", std::string(state),
+          "stream", config.stream.name,
+          "group", config.stream.group,
+          "ranks", text(collective.size()),
+          "model", config.model.publish_as,
+          "stream_step", text(st.stream_step),
+          "steps_behind", text(st.steps_behind),
+          "optimizer_steps", text(st.optimizer_steps),
+          "samples_seen", text(st.samples_seen),
+          "samples_per_second", text(st.samples_per_second),
+          "train_loss", text(st.train_loss),
+          "learning_rate", text(st.learning_rate),
+          "replay_held", text(st.replay.held),
+          "published_version", text(st.published_version),
+          "seconds", text(st.seconds)};
+      if (!reason.empty()) {
+        fields.push_back("reason");
+        fields.push_back(reason.substr(0, 1000));
+      }
+      std::vector<std::string_view> args(fields.begin(), fields.end());
+      c.command(args);
+    } catch (const std::exception&) {
+      publisher.reset();  // reconnect at the next report
+    }
+  }
+
   // A progress line and a metrics row every print_every_seconds.
   void maybe_report(bool waiting) {
     const double every = config.metrics.print_every_seconds;
     if (!leader() || every <= 0) return;
     if (Clock::now() - last_print < std::chrono::duration<double>(every)) return;
     last_print = Clock::now();
-    refresh();
+    report_to_server(waiting ? "waiting" : "training");
     std::ostringstream line;
     if (waiting) {
       line << "waiting for the first step of stream '" << config.stream.name << "' ("
            << static_cast<long>(status.seconds) << " s of "
            << static_cast<long>(config.stream.wait_seconds) << ")";
     } else {
-      line << "stream step " << status.stream_step << " | " << status.optimizer_steps
+      line << "stream step " << status.stream_step << " (" << status.steps_behind
+           << " behind) | " << status.optimizer_steps
            << " optimiser steps | loss " << std::setprecision(4) << status.train_loss << " | "
            << static_cast<long>(status.samples_per_second) << " samples/s | replay "
            << status.replay.held << "/" << config.replay.max_samples << " | published v"
@@ -458,6 +517,15 @@ Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progr
 Trainer::~Trainer() = default;
 
 TrainerStatus Trainer::run() {
+  try {
+    return run_loop();
+  } catch (const std::exception& e) {
+    state_->report_to_server("failed", e.what());
+    throw;
+  }
+}
+
+TrainerStatus Trainer::run_loop() {
   State& s = *state_;
   const TrainConfig& config = s.config;
   s.started = s.last_print = Clock::now();
@@ -577,7 +645,7 @@ TrainerStatus Trainer::run() {
     s.checkpoint(true);
   }
   s.record();
-  s.refresh();
+  s.report_to_server("done");
   s.print("done: " + std::to_string(s.status.optimizer_steps) + " optimiser steps, loss " +
           std::to_string(s.status.train_loss) + ", published version " +
           std::to_string(s.status.published_version));

@@ -41,6 +41,8 @@ class TrainerError : public std::runtime_error {
 struct TrainerStatus {
   double seconds = 0;                  ///< since run() began
   std::int64_t stream_step = -1;       ///< the newest stream step this rank read
+  std::int64_t steps_behind = 0;       ///< the writers' newest complete step minus stream_step
+                                       ///< (rank 0, as of its last report; 0 when unknown)
   std::int64_t steps_read = 0;         ///< stream steps this rank read
   std::int64_t steps_skipped = 0;      ///< steps aborted by the stream (this rank was told)
   std::int64_t bad_steps = 0;          ///< steps whose samples could not be built (all ranks)
@@ -71,6 +73,7 @@ class Trainer {
   TrainerStatus run();
 
  private:
+  TrainerStatus run_loop();
   struct State;
   std::unique_ptr<State> state_;
 };

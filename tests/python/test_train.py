@@ -147,6 +147,15 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     with pytest.raises(slipstream.ServerError, match="has no version"):
         client.run_model(model, "probe", "out", version=newest - 3)
     assert held_out_loss(client, model) < 0.01, output
+    # The trainer's last report, as `slipstream train status` and INFO show it.
+    shown = subprocess.run([server_binary(), "train", "status", "--address", server.unix_address,
+                            f"{stream}/trainer"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert f"{stream}/trainer" in shown.stdout and " done " in shown.stdout, shown.stdout
+    info = client.command(["INFO", "training"])
+    info = info.decode() if isinstance(info, bytes) else info
+    assert f"name={stream}/trainer" in info and "state=done" in info, info
+    assert f"published_version={final['version']}" in info, info
     with open(tmp_path / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     assert int(rows[-1]["optimizer_steps"]) > 400
@@ -162,6 +171,9 @@ def test_trainer_gives_up_waiting_for_a_stream_nobody_writes(server, key, tmp_pa
     assert "no step of stream" in done.stderr and "wait_seconds" in done.stderr
     assert "waiting for the first step" in done.stdout
     assert time.monotonic() - started < 30
+    shown = subprocess.run([server_binary(), "train", "status", "--address", server.unix_address],
+                           capture_output=True, text=True, timeout=60)
+    assert " failed " in shown.stdout and "reason: no step of stream" in shown.stdout, shown.stdout
 
 
 def test_trainer_config_errors_name_the_file_and_key(server, key, tmp_path):

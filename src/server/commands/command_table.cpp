@@ -5,6 +5,7 @@
 #include <cctype>
 #include "common/ascii.hpp"
 #include "server/stream/stream_commands.hpp"
+#include "server/train/train_commands.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -29,6 +30,7 @@ CommandTable::CommandTable() {
   add_cluster_commands(specs_);
   add_shm_commands(specs_);
   add_stream_commands(specs_);
+  add_train_commands(specs_);
   for (std::size_t i = 0; i < specs_.size(); ++i) index_.emplace(lower(specs_[i].name), i);
 }
 

@@ -199,6 +199,29 @@ void info_streams(Server& s, std::string& out) {
   }
 }
 
+// A value as INFO shows it: no line breaks, commas or '=' (they separate INFO's fields).
+std::string info_value(std::string_view value) {
+  std::string out(value.substr(0, 128));
+  for (char& ch : out) {
+    if (ch == '\r' || ch == '\n' || ch == ',' || ch == '=' || ch == ':') ch = '_';
+  }
+  return out;
+}
+
+// Online trainers' reports (SS.TRAIN.REPORT): one line each, its fields as INFO's key=value list.
+void info_training(Server& s, std::string& out) {
+  const auto reports = s.trainer_reports().list();
+  out += fmt::format("trainers:{}\r\n", reports.size());
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    out += fmt::format("trainer{}:name={},age_ms={}", i, info_value(reports[i].name),
+                       reports[i].age.count());
+    for (const auto& [field, value] : reports[i].fields) {
+      out += "," + info_value(field) + "=" + info_value(value);
+    }
+    out += "\r\n";
+  }
+}
+
 const std::vector<InfoSection>& info_sections() {
   static const std::vector<InfoSection> sections = {
       {"server", "Server", true, info_server},
@@ -210,6 +233,7 @@ const std::vector<InfoSection>& info_sections() {
       {"cluster", "Cluster", true, info_cluster},
       {"keyspace", "Keyspace", true, info_keyspace},
       {"streams", "Streams", true, info_streams},
+      {"training", "Training", true, info_training},
       {"models", "Models", false, info_models},
   };
   return sections;
