@@ -2,6 +2,10 @@
 #include "train/trainer.hpp"
 
 #include <algorithm>
+#include <thread>
+#include <mutex>
+#include <condition_variable>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -77,6 +81,105 @@ void write_csv_header(std::ostream& out) {
          "published_version\n";
 }
 
+// Publishes models on its own thread and connection, so that the trainer never waits while the
+// server loads one. At most one model waits: a newer one replaces a model not sent yet (the
+// newest is what callers want). Versions count the models actually stored, so they match the
+// server's count of stores under the key.
+class BackgroundPublisher {
+ public:
+  struct Job {
+    std::string model;
+    std::int64_t optimizer_step = 0, stream_step = -1;
+    double loss = 0;
+  };
+
+  BackgroundPublisher(ClientOptions options, std::string key, std::int64_t keep_versions,
+                      std::int64_t published, std::ostream* progress)
+      : options_(std::move(options)), key_(std::move(key)), keep_(keep_versions),
+        progress_(progress), published_(published), thread_([this] { loop(); }) {}
+  ~BackgroundPublisher() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  BackgroundPublisher(const BackgroundPublisher&) = delete;
+  BackgroundPublisher& operator=(const BackgroundPublisher&) = delete;
+
+  void submit(Job job) {
+    {
+      std::lock_guard lock(mutex_);
+      pending_ = std::move(job);
+    }
+    wake_.notify_all();
+  }
+  /// Waits until every submitted model was sent; the last attempt's error (empty: stored).
+  std::string flush() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return !pending_ && !busy_; });
+    return last_error_;
+  }
+  std::int64_t published() const { return published_.load(); }
+  std::int64_t failures() const { return failures_.load(); }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [&] { return stop_ || pending_; });
+      if (stop_) return;
+      Job job = std::move(*pending_);
+      pending_.reset();
+      busy_ = true;
+      lock.unlock();
+      std::string error = send(job);
+      lock.lock();
+      busy_ = false;
+      last_error_ = std::move(error);
+      idle_.notify_all();
+    }
+  }
+  std::string send(const Job& job) {
+    const std::int64_t version = published_.load() + 1;
+    std::ostringstream tag;
+    tag << "version=" << version << " optimizer_step=" << job.optimizer_step
+        << " stream_step=" << job.stream_step << " loss=" << job.loss;
+    ModelOptions options;
+    options.tag = tag.str();
+    options.keep_versions = keep_;
+    try {
+      if (!client_) client_ = std::make_unique<Client>(options_);
+      client_->set_model(key_, job.model, "TORCH", "CPU", options);
+      published_.store(version);
+      return {};
+    } catch (const std::exception& e) {
+      ++failures_;
+      client_.reset();  // reconnect next time
+      if (progress_) {
+        *progress_ << "trainer: publishing version " << version << " failed: " << e.what()
+                   << "\n" << std::flush;
+      }
+      return e.what();
+    }
+  }
+
+  ClientOptions options_;
+  std::string key_;
+  std::int64_t keep_;
+  std::ostream* progress_;
+  std::unique_ptr<Client> client_;
+  std::atomic<std::int64_t> published_;
+  std::atomic<std::int64_t> failures_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::optional<Job> pending_;
+  bool busy_ = false, stop_ = false;
+  std::string last_error_;
+  std::thread thread_;  // last: started once the rest is set up
+};
+
 }  // namespace
 
 struct Trainer::State {
@@ -87,7 +190,8 @@ struct Trainer::State {
   std::unique_ptr<ml::SampleBuilder> builder;
   ReplayMemory<Sample> memory;
   std::optional<RowLayout> input_layout, target_layout;
-  std::unique_ptr<Client> publisher;  // rank 0
+  std::unique_ptr<Client> reporter;                // rank 0: progress reports
+  std::unique_ptr<BackgroundPublisher> publisher;  // rank 0: model publishing
   std::ofstream csv, json;
   TrainerStatus status;
   Clock::time_point started = Clock::now();
@@ -237,7 +341,8 @@ struct Trainer::State {
       try {
         TrainerCheckpoint c;
         c.optimizer_steps = status.optimizer_steps;
-        c.published_version = status.published_version;
+        if (publisher) publisher->flush();  // the version recorded is the server's count
+        c.published_version = publisher ? publisher->published() : status.published_version;
         c.stream_step = status.stream_step;
         c.samples_seen = status.samples_seen;
         c.samples_trained = status.samples_trained;
@@ -329,30 +434,47 @@ struct Trainer::State {
 
   // ---- Publishing and progress --------------------------------------------------------------
 
-  // Rank 0 stores the model under publish_as on every shard with a tag naming its version.
-  // A periodic publish that fails is counted and reported; the final one throws.
+  // Rank 0 hands the model to the publisher, which stores it under publish_as on every shard
+  // with a tag naming its version while training goes on. A periodic publish that fails is
+  // reported (and the next one tried); the final one waits for every publish and throws.
   void publish(bool final) {
     if (!leader()) return;
-    const std::int64_t version = status.published_version + 1;
-    std::ostringstream tag;
-    tag << "version=" << version << " optimizer_step=" << status.optimizer_steps
-        << " stream_step=" << status.stream_step << " loss=" << status.train_loss;
-    ModelOptions options;
-    options.tag = tag.str();
-    options.keep_versions = config.publish.keep_versions;
-    try {
-      client().set_model(config.model.publish_as, model->save(), "TORCH", "CPU", options);
-      status.published_version = version;
-      published_at = status.optimizer_steps;
-    } catch (const std::exception& e) {
-      ++status.publish_failures;
-      publisher.reset();  // reconnect next time
-      if (final) throw TrainerError("the final publish failed: " + std::string(e.what()));
-      if (progress) *progress << "trainer: publishing version " << version << " failed: " << e.what() << "\n";
+    if (!publisher) {
+      ClientOptions options;
+      options.address = config.stream.address;
+      publisher = std::make_unique<BackgroundPublisher>(
+          options, config.model.publish_as, config.publish.keep_versions,
+          status.published_version, progress);
     }
+    publisher->submit({model->save(), status.optimizer_steps, status.stream_step,
+                       status.train_loss});
+    published_at = status.optimizer_steps;
+    if (!final) return;
+    const std::string error = publisher->flush();
+    status.published_version = publisher->published();
+    if (!error.empty()) throw TrainerError("the final publish failed: " + error);
+  }
+
+  // The end: the last model is published (or the one in flight finished) before the trainer is
+  // done; an error is the final publish's.
+  void finish_publishing() {
+    if (!leader() || status.optimizer_steps == 0) return;
+    const auto start = Clock::now();
+    if (status.optimizer_steps != published_at || !publisher) {
+      publish(true);
+    } else {
+      const std::string error = publisher->flush();
+      status.published_version = publisher->published();
+      if (!error.empty()) throw TrainerError("the final publish failed: " + error);
+    }
+    status.final_publish_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
 
   void refresh() {
+    if (publisher) {
+      status.published_version = publisher->published();
+      status.publish_failures = publisher->failures();
+    }
     status.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     status.samples_per_second = status.seconds > 0 ? status.samples_trained / status.seconds : 0;
     status.learning_rate = model->learning_rate();
@@ -391,12 +513,12 @@ struct Trainer::State {
   }
 
   Client& client() {
-    if (!publisher) {
+    if (!reporter) {
       ClientOptions options;
       options.address = config.stream.address;
-      publisher = std::make_unique<Client>(options);
+      reporter = std::make_unique<Client>(options);
     }
-    return *publisher;
+    return *reporter;
   }
 
   // Rank 0 tells the server where it stands (SS.TRAIN.REPORT, for `slipstream train status` and
@@ -447,7 +569,7 @@ struct Trainer::State {
       std::vector<std::string_view> args(fields.begin(), fields.end());
       c.command(args);
     } catch (const std::exception&) {
-      publisher.reset();  // reconnect at the next report
+      reporter.reset();  // reconnect at the next report
     }
   }
 
@@ -640,7 +762,7 @@ TrainerStatus Trainer::run_loop() {
     s.train_batch(s.memory.size() > 0);
     s.maybe_report(false);
   }
-  if (s.status.optimizer_steps > 0 && s.status.optimizer_steps != s.published_at) s.publish(true);
+  s.finish_publishing();
   if (!config.checkpoint.dir.empty() && s.status.optimizer_steps != s.checkpointed_at) {
     s.checkpoint(true);
   }

@@ -54,6 +54,7 @@ struct TrainerStatus {
   double learning_rate = 0;
   std::int64_t published_version = 0;  ///< 0: nothing published yet
   std::int64_t publish_failures = 0;   ///< publishes the server refused (rank 0)
+  double final_publish_seconds = 0;    ///< rank 0's wait for the last model to be stored
   ReplayStats replay;                  ///< this rank's memory
 };
 

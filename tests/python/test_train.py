@@ -121,7 +121,7 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     log = open(tmp_path / "trainer.log", "w+")
     trainer = subprocess.Popen(trainer_command(path, ranks), stdout=log, stderr=subprocess.STDOUT,
                                text=True, env=env)
-    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30, 5))
+    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30, 5, 0.05))
     writer.start()
     versions = []
     model = f"{stream}-model"

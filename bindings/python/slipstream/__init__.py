@@ -13,6 +13,9 @@ Streams: StreamWriter publishes a simulation's steps as openPMD-shaped chunks (n
 torch tensors); StreamReader, one of a group, takes its share of every step, its pieces viewed by
 numpy without a copy (docs/streams.md).
 
+Training: StreamDataset reads a stream as a torch IterableDataset (with a ReplayMemory if wanted)
+and publish stores a model for the simulation's run_model calls (docs/training.md, "Python").
+
 Every error is a slipstream.SlipstreamError subclass carrying the server's message; every network
 call releases the GIL.
 """
@@ -31,6 +34,7 @@ from slipstream._slipstream import (
     ModelInfo,
     OutOfMemoryError,
     ProtocolError,
+    ReplayMemory,
     ServerError,
     SlipstreamError,
     StreamChunk,
@@ -60,7 +64,9 @@ __all__ = [
     "ModelInfo",
     "OutOfMemoryError",
     "ProtocolError",
+    "ReplayMemory",
     "ServerError",
+    "StreamDataset",
     "SlipstreamError",
     "StreamChunk",
     "StreamComponent",
@@ -73,4 +79,13 @@ __all__ = [
     "WrongTypeError",
     "__version__",
     "dtype_of",
+    "publish",
 ]
+
+
+def __getattr__(name):
+    # StreamDataset and publish need torch: imported on first use, so that the client alone does not.
+    if name in ("StreamDataset", "publish"):
+        from slipstream import training
+        return getattr(training, name)
+    raise AttributeError(f"module 'slipstream' has no attribute {name!r}")

@@ -30,6 +30,7 @@ void bind_client(py::module_& module);      // client.cpp: Client
 // stream_writer.cpp: StreamWriter; stream_reader.cpp: StreamReader and the steps it hands out.
 void bind_stream_writer(py::module_& module);
 void bind_stream_reader(py::module_& module);
+void bind_replay(py::module_& module);        // replay.cpp: ReplayMemory
 
 /// A caller's value readied for a put, built with the GIL held. `array` is a numpy array of a
 /// supported dtype in native byte order that is C- or Fortran-contiguous: a numpy array is used as

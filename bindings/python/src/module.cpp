@@ -16,5 +16,6 @@ PYBIND11_MODULE(_slipstream, module) {
   python::bind_client(module);
   python::bind_stream_writer(module);
   python::bind_stream_reader(module);
+  python::bind_replay(module);
   module.attr("__version__") = SLIPSTREAM_VERSION;
 }
