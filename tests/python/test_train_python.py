@@ -12,6 +12,7 @@ import torch
 import slipstream
 
 from test_stream import run_threads
+from test_train import Mlp
 
 
 def test_replay_memory_policies_bounds_and_errors():
@@ -34,17 +35,6 @@ def test_replay_memory_policies_bounds_and_errors():
         slipstream.ReplayMemory("lifo")
     with pytest.raises(slipstream.InvalidArgumentError):
         slipstream.ReplayMemory("fifo", max_samples=2, min_fill=3)
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.net = torch.nn.Sequential(torch.nn.Linear(1, 32), torch.nn.Tanh(),
-                                       torch.nn.Linear(32, 1))
-
-    def forward(self, x):
-        return self.net(x)
 
 
 def build(records):
