@@ -388,30 +388,34 @@ int main(int argc, char** argv) {
       if (on && off) target_ratios.push_back(*off / *on);
     }
     using slipstream::bench::median;
-    std::printf("## Throughput: %d steps x %d samples, batch %d, MLP 1-64-64-1, Adam\n\n",
-                s.steps, s.points, s.batch);
-    std::printf("| | samples/s (median of %d) | / offline (median of ratios; aim >= 0.9) |\n"
-                "|---|---|---|\n",
-                s.repetitions);
-    std::printf("| online, from a live stream, start to done | %s | %.2f |\n",
-                format_number(median(online)).c_str(), median(ratios));
-    std::printf("| online, without the final publish (%.2f s, the server loading the model) | "
-                "%s | %.2f |\n",
-                median(publish_seconds), format_number(median(training_only)).c_str(),
-                median(training_ratios));
-    std::printf("| offline, from memory | %s | 1 |\n\n", format_number(median(offline)).c_str());
-    std::printf("## Time to held-out error <= %g: a simulation of %d steps of %g ms\n\n", s.target,
-                s.steps, s.step_ms);
-    std::printf("| | seconds (median) | runs that never reached it |\n|---|---|---|\n");
-    std::printf("| online: train while it runs, the simulation calls the model | %s | %d |\n",
-                online_target.empty() ? "-" : format_number(median(online_target)).c_str(),
-                online_missed);
-    std::printf("| files: write every step, then train (simulation alone: %.2f s) | %s | %d |\n",
-                simulation,
-                files_target.empty() ? "-" : format_number(median(files_target)).c_str(),
-                files_missed);
-    std::printf("| ratio files / online (aim >= 3) | %s | |\n\n",
-                target_ratios.empty() ? "-" : format_number(median(target_ratios)).c_str());
+    if (part != "target") {
+      std::printf("## Throughput: %d steps x %d samples, batch %d, MLP 1-64-64-1, Adam\n\n",
+                  s.steps, s.points, s.batch);
+      std::printf("| | samples/s (median of %d) | / offline (median of ratios; aim >= 0.9) |\n"
+                  "|---|---|---|\n",
+                  s.repetitions);
+      std::printf("| online, from a live stream, start to done | %s | %.2f |\n",
+                  format_number(median(online)).c_str(), median(ratios));
+      std::printf("| online, without the final publish (%.2f s, the server loading the model) | "
+                  "%s | %.2f |\n",
+                  median(publish_seconds), format_number(median(training_only)).c_str(),
+                  median(training_ratios));
+      std::printf("| offline, from memory | %s | 1 |\n\n", format_number(median(offline)).c_str());
+    }
+    if (part != "throughput") {
+      std::printf("## Time to held-out error <= %g: a simulation of %d steps of %g ms\n\n", s.target,
+                  s.steps, s.step_ms);
+      std::printf("| | seconds (median) | runs that never reached it |\n|---|---|---|\n");
+      std::printf("| online: train while it runs, the simulation calls the model | %s | %d |\n",
+                  online_target.empty() ? "-" : format_number(median(online_target)).c_str(),
+                  online_missed);
+      std::printf("| files: write every step, then train (simulation alone: %.2f s) | %s | %d |\n",
+                  simulation,
+                  files_target.empty() ? "-" : format_number(median(files_target)).c_str(),
+                  files_missed);
+      std::printf("| ratio files / online (aim >= 3) | %s | |\n\n",
+                  target_ratios.empty() ? "-" : format_number(median(target_ratios)).c_str());
+    }
     std::printf("load average after: %s\n", load_average().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_bench: %s\n", e.what());

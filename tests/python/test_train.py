@@ -7,6 +7,7 @@ import math
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -264,3 +265,39 @@ def test_reservoir_replay_remembers_the_first_regime_and_fifo_forgets_it(server,
     assert reservoir_second < 0.01 and fifo_second < 0.01, losses  # both learn the newest regime
     assert reservoir_first < 0.01, losses                           # reservoir remembers the first
     assert fifo_first > 10 * reservoir_first and fifo_first > 0.02, losses  # fifo forgets it
+
+
+def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path):
+    """Under mpirun -n 2, SIGKILL to one trainer rank mid-run: the other must not wait in an
+    all-reduce forever; the launcher ends the job with an error."""
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed")
+    stream = key("sine")
+    path = config(tmp_path, stream, server.unix_address, metrics={"print_every_seconds": 0.1})
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    log = open(tmp_path / "trainer.log", "w+")
+    job = subprocess.Popen(trainer_command(path, 2), stdout=log, stderr=subprocess.STDOUT,
+                           text=True, env=env)
+    writer = threading.Thread(target=write_sine,
+                              args=(server.unix_address, stream, 400, None, 0.02), daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 60
+    ranks = []
+    while time.monotonic() < deadline and len(ranks) < 2:
+        found = subprocess.run(["pgrep", "-f", f"slipstream-train {path}"], capture_output=True,
+                               text=True).stdout.split()
+        ranks = [int(pid) for pid in found]
+        time.sleep(0.05)
+    assert len(ranks) == 2, ranks
+    while "optimiser steps" not in (tmp_path / "trainer.log").read_text():
+        assert time.monotonic() < deadline, "the job never trained"
+        time.sleep(0.05)
+    killed_at = time.monotonic()
+    os.kill(max(ranks), signal.SIGKILL)
+    try:
+        job.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        pytest.fail("the surviving rank hung after the other died")
+    assert job.returncode != 0
+    assert time.monotonic() - killed_at < 30
