@@ -190,6 +190,10 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
                [](double v) { return v > 0 && v <= 1; }, "in (0, 1]");
   train.integer("decay_every", c.train.decay_every, 0);
   train.integer("steps_after_end", c.train.steps_after_end, 0);
+  train.number("validation_fraction", c.train.validation_fraction,
+               [](double v) { return v >= 0 && v <= 0.5; }, "from 0 to 0.5");
+  train.size("validation_samples", c.train.validation_samples, 1);
+  train.integer("validate_every", c.train.validate_every, 1);
   train.finish();
   if (o.momentum > 0 && o.optimizer != ml::OptimizerKind::kSgd) {
     throw ConfigError(name + ": [train] momentum is an option of optimizer = \"sgd\" (adam and "
@@ -219,6 +223,10 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
   publish.boolean("on_improvement", c.publish.on_improvement);
   publish.integer("keep_versions", c.publish.keep_versions, 0, 64);
   publish.finish();
+  if (c.publish.on_improvement && c.train.validation_fraction <= 0) {
+    throw ConfigError(name + ": [publish] on_improvement needs a validation loss: set [train] "
+                      "validation_fraction (the share of each step's samples held out)");
+  }
 
   Section checkpoint = section("checkpoint");
   checkpoint.string("dir", c.checkpoint.dir);

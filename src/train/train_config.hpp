@@ -4,6 +4,7 @@
 // the section and the key. Reference: docs/training.md, "Configuration".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -42,11 +43,15 @@ struct TrainConfig {
     double learning_rate_decay = 1.0;    ///< multiplied in every `decay_every` optimiser steps
     std::int64_t decay_every = 0;        ///< 0: constant learning rate
     std::int64_t steps_after_end = 0;    ///< optimiser steps from replay once the stream ends
+    double validation_fraction = 0;      ///< share of each step's samples held out (0 to 0.5)
+    std::size_t validation_samples = 1024;  ///< held-out samples kept (a reservoir), per rank
+    std::int64_t validate_every = 50;    ///< optimiser steps between validation losses
   } train;
   ReplayConfig replay;
   struct Publish {
     std::int64_t every = 100;   ///< optimiser steps between publishes (0: only at the end)
-    bool on_improvement = false;  ///< also whenever the validation loss improves
+    bool on_improvement = false;  ///< also whenever the validation loss improves (needs
+                                  ///< [train] validation_fraction > 0)
     std::int64_t keep_versions = 0;  ///< earlier versions the server keeps for pinning (0-64)
   } publish;
   struct Checkpoint {

@@ -2,6 +2,8 @@
 #include "train/trainer.hpp"
 
 #include <algorithm>
+#include <random>
+#include <limits>
 #include <thread>
 #include <mutex>
 #include <condition_variable>
@@ -63,6 +65,32 @@ struct Sample {
   std::vector<std::byte> target;
 };
 
+// Samples gathered into one input and one target tensor ([count, row shape...]).
+struct Batch {
+  Batch(const std::vector<const Sample*>& samples, const RowLayout& in, const RowLayout& out)
+      : count(samples.size()), in_layout(in), out_layout(out), inputs(count * in.bytes),
+        targets(count * out.bytes) {
+    for (std::size_t i = 0; i < count; ++i) {
+      std::memcpy(inputs.data() + i * in.bytes, samples[i]->input.data(), in.bytes);
+      std::memcpy(targets.data() + i * out.bytes, samples[i]->target.data(), out.bytes);
+    }
+    in_shape.push_back(static_cast<std::int64_t>(count));
+    in_shape.insert(in_shape.end(), in.shape.begin(), in.shape.end());
+    out_shape.push_back(static_cast<std::int64_t>(count));
+    out_shape.insert(out_shape.end(), out.shape.begin(), out.shape.end());
+  }
+  ml::TensorView input() const { return {in_layout.dtype, in_shape, inputs.data(), inputs.size()}; }
+  ml::TensorView target() const {
+    return {out_layout.dtype, out_shape, targets.data(), targets.size()};
+  }
+
+  std::size_t count;
+  const RowLayout& in_layout;
+  const RowLayout& out_layout;
+  std::vector<std::byte> inputs, targets;
+  std::vector<std::int64_t> in_shape, out_shape;
+};
+
 // What one rank brings to a round, summed over the ranks in one call.
 enum Field : std::size_t {
   kGot,         // a step (or a skipped step's notice) came
@@ -77,8 +105,8 @@ enum Field : std::size_t {
 
 void write_csv_header(std::ostream& out) {
   out << "seconds,stream_step,steps_behind,steps_read,optimizer_steps,samples_seen,"
-         "samples_trained,samples_per_second,train_loss,learning_rate,replay_held,replay_bytes,"
-         "published_version\n";
+         "samples_trained,samples_per_second,train_loss,validation_loss,learning_rate,replay_held,"
+         "replay_bytes,published_version\n";
 }
 
 // Publishes models on its own thread and connection, so that the trainer never waits while the
@@ -189,6 +217,9 @@ struct Trainer::State {
   std::unique_ptr<ml::TrainableModel> model;
   std::unique_ptr<ml::SampleBuilder> builder;
   ReplayMemory<Sample> memory;
+  ReplayMemory<Sample> validation;  // held-out samples: a reservoir of validation_samples
+  std::mt19937_64 split;            // which samples are held out
+  double best_validation = std::numeric_limits<double>::infinity();
   std::optional<RowLayout> input_layout, target_layout;
   std::unique_ptr<Client> reporter;                // rank 0: progress reports
   std::unique_ptr<BackgroundPublisher> publisher;  // rank 0: model publishing
@@ -203,7 +234,16 @@ struct Trainer::State {
   std::int64_t resumed_stream_step = -1;  // steps up to this one were trained on before a restart
 
   State(TrainConfig c, Collective& coll, std::ostream* out)
-      : config(std::move(c)), collective(coll), progress(out), memory(config.replay) {}
+      : config(std::move(c)), collective(coll), progress(out), memory(config.replay),
+        validation(validation_config(config)), split(config.replay.seed ^ 0x5eedf00dULL) {}
+
+  static ReplayConfig validation_config(const TrainConfig& c) {
+    ReplayConfig v;
+    v.policy = ReplayPolicy::kReservoir;
+    v.max_samples = c.train.validation_samples;
+    v.seed = c.replay.seed + 1;
+    return v;
+  }
 
   bool leader() const { return collective.rank() == 0; }
 
@@ -249,7 +289,12 @@ struct Trainer::State {
       Sample sample;
       sample.input.assign(input + i * in.bytes, input + (i + 1) * in.bytes);
       sample.target.assign(target + i * out.bytes, target + (i + 1) * out.bytes);
-      memory.add(std::move(sample), in.bytes + out.bytes);
+      const double fraction = config.train.validation_fraction;
+      if (fraction > 0 && std::uniform_real_distribution<double>(0, 1)(split) < fraction) {
+        validation.add(std::move(sample), in.bytes + out.bytes);
+      } else {
+        memory.add(std::move(sample), in.bytes + out.bytes);
+      }
     }
     return rows.samples;
   }
@@ -264,22 +309,10 @@ struct Trainer::State {
     std::size_t count = 0;
     std::string error;
     if (ready && memory.size() > 0) {
-      const auto batch = memory.draw(static_cast<std::size_t>(config.train.batch_size));
-      count = batch.size();
-      std::vector<std::byte> inputs(count * input_layout->bytes),
-          targets(count * target_layout->bytes);
-      for (std::size_t i = 0; i < count; ++i) {
-        std::memcpy(inputs.data() + i * input_layout->bytes, batch[i]->input.data(),
-                    input_layout->bytes);
-        std::memcpy(targets.data() + i * target_layout->bytes, batch[i]->target.data(),
-                    target_layout->bytes);
-      }
-      std::vector<std::int64_t> in_shape{static_cast<std::int64_t>(count)};
-      in_shape.insert(in_shape.end(), input_layout->shape.begin(), input_layout->shape.end());
-      std::vector<std::int64_t> out_shape{static_cast<std::int64_t>(count)};
-      out_shape.insert(out_shape.end(), target_layout->shape.begin(), target_layout->shape.end());
-      const ml::TensorView input{input_layout->dtype, in_shape, inputs.data(), inputs.size()};
-      const ml::TensorView target{target_layout->dtype, out_shape, targets.data(), targets.size()};
+      const Batch batch(memory.draw(static_cast<std::size_t>(config.train.batch_size)),
+                        *input_layout, *target_layout);
+      count = batch.count;
+      const ml::TensorView input = batch.input(), target = batch.target();
       try {
         local_loss = model->accumulate({&input, 1}, target, static_cast<double>(count));
         model->gradients({fused.data(), params});
@@ -311,12 +344,49 @@ struct Trainer::State {
     if (t.decay_every > 0 && status.optimizer_steps % t.decay_every == 0) {
       model->scale_learning_rate(t.learning_rate_decay);
     }
-    if (config.publish.every > 0 && status.optimizer_steps % config.publish.every == 0) {
+    if (config.train.validation_fraction > 0 &&
+        status.optimizer_steps % config.train.validate_every == 0) {
+      validate();
+    }
+    if (config.publish.every > 0 && status.optimizer_steps % config.publish.every == 0 &&
+        published_at != status.optimizer_steps) {
       publish(false);
     }
     if (!config.checkpoint.dir.empty() && config.checkpoint.every > 0 &&
         status.optimizer_steps % config.checkpoint.every == 0) {
       checkpoint(false);
+    }
+  }
+
+  // The loss on every rank's held-out samples (collective): each rank evaluates what it holds,
+  // and the losses are summed weighted by their counts. With [publish] on_improvement, a loss
+  // lower than any before publishes the model.
+  void validate() {
+    std::vector<double> sums(3, 0.0);  // loss x count, count, failed
+    std::string error;
+    if (validation.size() > 0 && input_layout) {
+      std::vector<const Sample*> held;
+      validation.for_each([&](const Sample& sample) { held.push_back(&sample); });
+      const Batch batch(held, *input_layout, *target_layout);
+      const ml::TensorView input = batch.input(), target = batch.target();
+      try {
+        sums[0] = model->evaluate({&input, 1}, target) * static_cast<double>(batch.count);
+        sums[1] = static_cast<double>(batch.count);
+      } catch (const ml::TrainError& e) {
+        error = e.what();
+        sums[2] = 1;
+      }
+    }
+    collective.sum(std::span<double>(sums));
+    if (sums[2] > 0) {
+      throw TrainerError(error.empty() ? "the model failed on another rank's validation samples"
+                                       : "the model failed on the validation samples: " + error);
+    }
+    if (sums[1] <= 0) return;
+    status.validation_loss = sums[0] / sums[1];
+    if (status.validation_loss < best_validation) {
+      best_validation = status.validation_loss;
+      if (config.publish.on_improvement && published_at != status.optimizer_steps) publish(false);
     }
   }
 
@@ -489,7 +559,8 @@ struct Trainer::State {
       csv << std::setprecision(6) << s.seconds << ',' << s.stream_step << ',' << s.steps_behind
           << ',' << s.steps_read
           << ',' << s.optimizer_steps << ',' << s.samples_seen << ',' << s.samples_trained << ','
-          << s.samples_per_second << ',' << s.train_loss << ',' << s.learning_rate << ','
+          << s.samples_per_second << ',' << s.train_loss << ',' << s.validation_loss << ','
+          << s.learning_rate << ','
           << s.replay.held << ',' << s.replay.bytes << ',' << s.published_version << '\n'
           << std::flush;
     }
@@ -501,6 +572,7 @@ struct Trainer::State {
            << ",\"samples_seen\":" << s.samples_seen << ",\"samples_trained\":" << s.samples_trained
            << ",\"samples_per_second\":" << s.samples_per_second
            << ",\"train_loss\":" << (std::isfinite(s.train_loss) ? s.train_loss : 0)
+           << ",\"validation_loss\":" << s.validation_loss
            << ",\"learning_rate\":" << s.learning_rate << ",\"replay_held\":" << s.replay.held
            << ",\"replay_bytes\":" << s.replay.bytes
            << ",\"published_version\":" << s.published_version << "}\n"
@@ -558,6 +630,7 @@ struct Trainer::State {
           "samples_seen", text(st.samples_seen),
           "samples_per_second", text(st.samples_per_second),
           "train_loss", text(st.train_loss),
+          "validation_loss", text(st.validation_loss),
           "learning_rate", text(st.learning_rate),
           "replay_held", text(st.replay.held),
           "published_version", text(st.published_version),
@@ -588,7 +661,11 @@ struct Trainer::State {
     } else {
       line << "stream step " << status.stream_step << " (" << status.steps_behind
            << " behind) | " << status.optimizer_steps
-           << " optimiser steps | loss " << std::setprecision(4) << status.train_loss << " | "
+           << " optimiser steps | loss " << std::setprecision(4) << status.train_loss
+           << (status.validation_loss >= 0
+                   ? " (validation " + std::to_string(status.validation_loss) + ")"
+                   : std::string())
+           << " | "
            << static_cast<long>(status.samples_per_second) << " samples/s | replay "
            << status.replay.held << "/" << config.replay.max_samples << " | published v"
            << status.published_version;
@@ -599,10 +676,6 @@ struct Trainer::State {
 };
 
 Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progress) {
-  if (config.publish.on_improvement) {
-    throw TrainerError("[publish] on_improvement needs a validation loss, which the trainer "
-                       "does not compute yet; set it to false");
-  }
   const std::string model_bytes = read_file(config.model.file, "model");
   const std::string builder_bytes = read_file(config.model.samples, "sample builder");
   state_ = std::make_unique<State>(std::move(config), collective, progress);

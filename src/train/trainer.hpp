@@ -50,6 +50,7 @@ struct TrainerStatus {
   std::int64_t samples_trained = 0;    ///< samples in the batches trained on (all ranks)
   std::int64_t optimizer_steps = 0;
   double train_loss = 0;               ///< mean loss of the last optimiser step's batches
+  double validation_loss = -1;         ///< on the held-out samples, as last evaluated; -1: none
   double samples_per_second = 0;       ///< samples_trained per second over the whole run
   double learning_rate = 0;
   std::int64_t published_version = 0;  ///< 0: nothing published yet

@@ -83,10 +83,16 @@ def trainer_command(path, ranks=1):
     return command
 
 
-def write_sine(address, stream, steps, bad_step=None, pause=0.0):
+def write_sine(address, stream, steps, bad_step=None, pause=0.0, gate=None, stop=None):
+    """gate: (step, event): waits for the event before writing that step; stop: an event that
+    ends the stream early."""
     rng = np.random.default_rng(7)
     with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
         for step in range(steps):
+            if stop is not None and stop.is_set():
+                break
+            if gate and step == gate[0]:
+                assert gate[1].wait(60), "the gate never opened"
             x = rng.uniform(-math.pi, math.pi, POINTS).astype(np.float32)
             xy = np.stack([x, np.sin(x)], axis=1).astype(np.float32)
             if step == bad_step:
@@ -122,7 +128,11 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     log = open(tmp_path / "trainer.log", "w+")
     trainer = subprocess.Popen(trainer_command(path, ranks), stdout=log, stderr=subprocess.STDOUT,
                                text=True, env=env)
-    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30, 5, 0.05))
+    # The second half of the stream waits until the consumer has run a published model, so the
+    # versions it runs must go up after that, whatever the timing.
+    seen = threading.Event()
+    writer = threading.Thread(target=write_sine,
+                              args=(server.unix_address, stream, 30, 5, 0.0, (15, seen)))
     writer.start()
     versions = []
     model = f"{stream}-model"
@@ -131,8 +141,11 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
         if client.model_exists(model):
             _, ran = client.run_model_on(model, [("probe", probe)], ["out"], version=0)
             versions.append(ran)
+            seen.set()
         time.sleep(0.05)
     writer.join()
+    _, ran = client.run_model_on(model, [("probe", probe)], ["out"], version=0)
+    versions.append(ran)  # the final model
     log.seek(0)
     output = log.read()
     assert trainer.returncode == 0, output
@@ -278,8 +291,9 @@ def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path)
     log = open(tmp_path / "trainer.log", "w+")
     job = subprocess.Popen(trainer_command(path, 2), stdout=log, stderr=subprocess.STDOUT,
                            text=True, env=env)
+    stop = threading.Event()
     writer = threading.Thread(target=write_sine,
-                              args=(server.unix_address, stream, 400, None, 0.02), daemon=True)
+                              args=(server.unix_address, stream, 400, None, 0.02, None, stop))
     writer.start()
     deadline = time.monotonic() + 60
     ranks = []
@@ -299,5 +313,36 @@ def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path)
     except subprocess.TimeoutExpired:
         job.kill()
         pytest.fail("the surviving rank hung after the other died")
+    finally:
+        stop.set()
+        writer.join(30)
+    assert not writer.is_alive()
     assert job.returncode != 0
     assert time.monotonic() - killed_at < 30
+
+
+def test_validation_loss_publishes_on_improvement(server, client, key, tmp_path):
+    """A fifth of each step's samples are held out; the validation loss on them is measured every
+    10 optimiser steps, and the model is published whenever it improves (and only then: no
+    periodic publishes)."""
+    stream = key("sine")
+    model = f"{stream}-model"
+    path = config(tmp_path, stream, server.unix_address,
+                  train={"validation_fraction": 0.2, "validate_every": 10,
+                         "steps_after_end": 200},
+                  publish={"every": 0, "on_improvement": True})
+    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30))
+    writer.start()
+    done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
+    writer.join()
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(tmp_path / "metrics.csv") as f:
+        rows = [r for r in csv.DictReader(f) if float(r["validation_loss"]) >= 0]
+    assert rows, "no validation loss was reported"
+    first, last = float(rows[0]["validation_loss"]), float(rows[-1]["validation_loss"])
+    assert last < first / 5 and last < 0.01, (first, last)
+    # Published on improvements (models waiting while one is stored are replaced by newer ones),
+    # then once more at the end.
+    assert int(tag(client, model)["version"]) >= 2
+    assert held_out_loss(client, model) < 0.01
+    assert "(validation " in done.stdout

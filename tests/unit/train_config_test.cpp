@@ -77,6 +77,9 @@ scale_learning_rate = true
 learning_rate_decay = 0.5
 decay_every = 1000
 steps_after_end = 200
+validation_fraction = 0.1
+validation_samples = 256
+validate_every = 25
 [replay]
 policy = "firo"
 max_samples = 500
@@ -110,6 +113,9 @@ print_every_seconds = 2.5
   EXPECT_TRUE(c.train.scale_learning_rate);
   EXPECT_EQ(c.train.decay_every, 1000);
   EXPECT_EQ(c.train.steps_after_end, 200);
+  EXPECT_DOUBLE_EQ(c.train.validation_fraction, 0.1);
+  EXPECT_EQ(c.train.validation_samples, 256u);
+  EXPECT_EQ(c.train.validate_every, 25);
   EXPECT_EQ(c.replay.policy, ReplayPolicy::kFiro);
   EXPECT_EQ(c.replay.max_bytes, 1048576u);
   EXPECT_EQ(c.replay.seed, 7u);
@@ -131,6 +137,11 @@ TEST(TrainConfig, ErrorsNameTheFileTheLineTheSectionAndTheKey) {
             "t.toml:8: [train] optimizer must be one of \"sgd\", \"adam\", \"adamw\", got \"lbfgs\"");
   EXPECT_EQ(error_of(base + "[train]\nbatch_size = 0\n"),
             "t.toml:8: [train] batch_size must be at least 1, got 0");
+  EXPECT_NE(error_of(base + "[publish]\non_improvement = true\n")
+                .find("[publish] on_improvement needs a validation loss"),
+            std::string::npos);
+  EXPECT_EQ(error_of(base + "[train]\nvalidation_fraction = 0.6\n"),
+            "t.toml:8: [train] validation_fraction must be from 0 to 0.5, got 0.6");
   EXPECT_EQ(error_of(base + "[publish]\nkeep_versions = 65\n"),
             "t.toml:8: [publish] keep_versions must be from 0 to 64, got 65");
   const std::string typo = error_of(base + "[train]\nlearnig_rate = 0.1\n");
