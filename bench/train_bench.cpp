@@ -175,10 +175,10 @@ class OfflineTrainer {
     const slipstream::ml::TensorView y{slipstream::DType::kFloat32, shape_, y_.data(),
                                        y_.size() * sizeof(float)};
     model_->accumulate({&x, 1}, y, static_cast<double>(batch_));
-    std::vector<float> g(model_->parameter_count());
-    model_->gradients(g);  // as the trainer scales the summed gradients by the batch
-    for (float& v : g) v /= static_cast<float>(batch_);
-    model_->set_gradients(g);
+    gradients_.resize(model_->parameter_count());
+    model_->gradients(gradients_);  // as the trainer scales the summed gradients by the batch
+    for (float& v : gradients_) v /= static_cast<float>(batch_);
+    model_->set_gradients(gradients_);
     model_->step();
   }
   double held_out_error(const HeldOut& h) {
@@ -192,7 +192,7 @@ class OfflineTrainer {
   std::unique_ptr<slipstream::ml::TrainableModel> model_;
   std::vector<float> rows_;
   std::size_t batch_;
-  std::vector<float> x_, y_;
+  std::vector<float> x_, y_, gradients_;
   std::vector<std::int64_t> shape_{static_cast<std::int64_t>(batch_), 1};
   std::mt19937_64 rng_{7};
 };

@@ -165,6 +165,15 @@ DType dtype_of(Reader& r) {
   return static_cast<DType>(v);
 }
 
+// The checked file at `path` positioned at its first field; nullopt when there is none.
+std::optional<Reader> open_checked(const fs::path& path, std::string_view magic) {
+  auto data = read_whole(path);
+  if (!data) return std::nullopt;
+  std::optional<Reader> r(std::in_place, std::move(*data), path);
+  r->check(magic);
+  return r;
+}
+
 }  // namespace
 
 fs::path trainer_checkpoint_path(const fs::path& dir) { return dir / "trainer.ckpt"; }
@@ -202,11 +211,9 @@ void write_checkpoint(const fs::path& dir, int rank, const ReplayCheckpoint& c) 
 }
 
 std::optional<TrainerCheckpoint> read_trainer_checkpoint(const fs::path& dir) {
-  const fs::path path = trainer_checkpoint_path(dir);
-  auto data = read_whole(path);
-  if (!data) return std::nullopt;
-  Reader r(std::move(*data), path);
-  r.check(kTrainerMagic);
+  std::optional<Reader> opened = open_checked(trainer_checkpoint_path(dir), kTrainerMagic);
+  if (!opened) return std::nullopt;
+  Reader& r = *opened;
   TrainerCheckpoint c;
   c.optimizer_steps = r.i64();
   c.published_version = r.i64();
@@ -220,11 +227,9 @@ std::optional<TrainerCheckpoint> read_trainer_checkpoint(const fs::path& dir) {
 }
 
 std::optional<ReplayCheckpoint> read_replay_checkpoint(const fs::path& dir, int rank) {
-  const fs::path path = replay_checkpoint_path(dir, rank);
-  auto data = read_whole(path);
-  if (!data) return std::nullopt;
-  Reader r(std::move(*data), path);
-  r.check(kReplayMagic);
+  std::optional<Reader> opened = open_checked(replay_checkpoint_path(dir, rank), kReplayMagic);
+  if (!opened) return std::nullopt;
+  Reader& r = *opened;
   ReplayCheckpoint c;
   c.optimizer_steps = r.i64();
   c.input_dtype = dtype_of(r);

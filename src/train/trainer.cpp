@@ -451,7 +451,7 @@ struct Trainer::State {
 
   // Rank 0's checkpoint (every rank reads it), and this rank's replay memory when it belongs to
   // that checkpoint. Returns a line saying what was resumed, or empty when there was nothing.
-  std::string resume(const std::string& model_file_bytes) {
+  std::string resume() {
     const std::filesystem::path dir = config.checkpoint.dir;
     std::optional<TrainerCheckpoint> c;
     try {
@@ -459,11 +459,7 @@ struct Trainer::State {
     } catch (const CheckpointError& e) {
       throw TrainerError(e.what());
     }
-    if (!c) {
-      model = ml::TrainableModel::load(model_file_bytes, config.train.options);
-      if (config.train.scale_learning_rate) model->scale_learning_rate(collective.size());
-      return {};
-    }
+    if (!c) return {};
     model = ml::TrainableModel::load(c->model, config.train.options);
     model->load_optimizer_state(c->optimizer);  // the learning rate as it was (scaled, decayed)
     status.optimizer_steps = c->optimizer_steps;
@@ -683,8 +679,8 @@ Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progr
   std::string resumed;
   try {
     s.builder = ml::SampleBuilder::load(builder_bytes);
-    resumed = s.config.checkpoint.dir.empty() ? std::string() : s.resume(model_bytes);
-    if (!s.model) {
+    if (!s.config.checkpoint.dir.empty()) resumed = s.resume();
+    if (!s.model) {  // no checkpoint: the model file, as configured
       s.model = ml::TrainableModel::load(model_bytes, s.config.train.options);
       if (s.config.train.scale_learning_rate) s.model->scale_learning_rate(collective.size());
     }

@@ -204,8 +204,11 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
                   checkpoint={"dir": "ckpt", "every": 20, "replay": True},
                   metrics={"csv": "", "print_every_seconds": 0.2})
     checkpoint = tmp_path / "ckpt" / "trainer.ckpt"
+    # The second half of the stream waits for the restarted trainer to join: a simulation that
+    # finished while no trainer was there leaves nothing to resume on.
+    rejoined = threading.Event()
     writer = threading.Thread(target=write_sine,
-                              args=(server.unix_address, stream, 80, None, 0.03))
+                              args=(server.unix_address, stream, 80, None, 0.03, (40, rejoined)))
     writer.start()
     first = subprocess.Popen(trainer_command(path), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
@@ -215,11 +218,20 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
     assert checkpoint.exists(), "no checkpoint was written"
     first.kill()  # SIGKILL: no chance to clean up
     assert first.wait() == -9
-    second = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
+    log = open(tmp_path / "second.log", "w+")
+    second = subprocess.Popen(trainer_command(path), stdout=log, stderr=subprocess.STDOUT,
+                              text=True)
+    while "joined stream" not in (tmp_path / "second.log").read_text():
+        assert second.poll() is None and time.monotonic() < deadline + 60, "no rejoin"
+        time.sleep(0.01)
+    rejoined.set()
+    second.wait(timeout=300)
     writer.join()
-    assert second.returncode == 0, second.stdout + second.stderr
-    resumed = [line for line in second.stdout.splitlines() if "resumed from" in line]
-    assert len(resumed) == 1, second.stdout
+    log.seek(0)
+    output = log.read()
+    assert second.returncode == 0, output
+    resumed = [line for line in output.splitlines() if "resumed from" in line]
+    assert len(resumed) == 1, output
     # "... at optimiser step N (published version V, stream step S); replay memory: K samples"
     words = resumed[0].replace("(", " ").replace(")", " ").replace(",", " ").replace(";", " ").split()
     step = int(words[words.index("step") + 1])
@@ -228,7 +240,7 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
     assert "replay memory:" in resumed[0] and int(words[words.index("memory:") + 1]) > 0
     assert int(tag(client, model)["version"]) > version  # versions go on increasing
     assert int(tag(client, model)["optimizer_step"]) > step
-    assert held_out_loss(client, model) < 0.01, second.stdout
+    assert held_out_loss(client, model) < 0.01, output
 
 
 def write_regimes(address, stream, steps_per_regime):
