@@ -36,7 +36,7 @@
 #include "ml/trainable_model.hpp"
 #include "slipstream/client.hpp"
 #include "slipstream/stream.hpp"
-#include "train/collective.hpp"
+#include "slipstream/collective.hpp"
 #include "train/trainer.hpp"
 
 #ifndef SLIPSTREAM_BINARY

@@ -1,5 +1,5 @@
 // The single-process Collective; see collective.hpp.
-#include "train/collective.hpp"
+#include "slipstream/collective.hpp"
 
 namespace slipstream::train {
 namespace {

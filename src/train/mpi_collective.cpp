@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "train/collective.hpp"
+#include "slipstream/collective.hpp"
 
 namespace slipstream::train {
 namespace {

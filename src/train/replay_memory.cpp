@@ -1,5 +1,5 @@
 // Replay memory policies; see replay_memory.hpp.
-#include "train/replay_memory.hpp"
+#include "slipstream/replay_memory.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "ml/train_options.hpp"
-#include "train/replay_memory.hpp"
+#include "slipstream/replay_memory.hpp"
 
 namespace slipstream::train {
 

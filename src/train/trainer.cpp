@@ -19,77 +19,16 @@
 #include <sstream>
 #include <vector>
 
-#include "ml/sample_builder.hpp"
-#include "train/checkpoint.hpp"
-#include "ml/trainable_model.hpp"
 #include "slipstream/client.hpp"
 #include "slipstream/stream.hpp"
+#include "slipstream/training.hpp"
+#include "train/checkpoint.hpp"
 
 namespace slipstream::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TrainerError(std::string("cannot read the ") + what + " " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-// The shape and dtype every sample of a run has (set by the first step that brings samples).
-struct RowLayout {
-  DType dtype = DType::kFloat32;
-  std::vector<std::int64_t> shape;  // without the sample dimension
-  std::size_t bytes = 0;
-
-  static RowLayout of(DType dtype, std::vector<std::int64_t> shape) {
-    RowLayout layout;
-    layout.dtype = dtype;
-    layout.shape = std::move(shape);
-    std::size_t n = 1;
-    for (std::int64_t d : layout.shape) n *= static_cast<std::size_t>(d);
-    layout.bytes = n * dtype_size(dtype);
-    return layout;
-  }
-  static RowLayout of(const ml::OwnedTensor& rows) {
-    return of(rows.dtype, std::vector<std::int64_t>(rows.shape.begin() + 1, rows.shape.end()));
-  }
-  bool operator==(const RowLayout&) const = default;
-  std::string text() const { return std::string(dtype_name(dtype)) + " " + ml::shape_text(shape); }
-};
-
-struct Sample {
-  std::vector<std::byte> input;
-  std::vector<std::byte> target;
-};
-
-// Samples gathered into one input and one target tensor ([count, row shape...]).
-struct Batch {
-  Batch(const std::vector<const Sample*>& samples, const RowLayout& in, const RowLayout& out)
-      : count(samples.size()), in_layout(in), out_layout(out), inputs(count * in.bytes),
-        targets(count * out.bytes) {
-    for (std::size_t i = 0; i < count; ++i) {
-      std::memcpy(inputs.data() + i * in.bytes, samples[i]->input.data(), in.bytes);
-      std::memcpy(targets.data() + i * out.bytes, samples[i]->target.data(), out.bytes);
-    }
-    in_shape.push_back(static_cast<std::int64_t>(count));
-    in_shape.insert(in_shape.end(), in.shape.begin(), in.shape.end());
-    out_shape.push_back(static_cast<std::int64_t>(count));
-    out_shape.insert(out_shape.end(), out.shape.begin(), out.shape.end());
-  }
-  ml::TensorView input() const { return {in_layout.dtype, in_shape, inputs.data(), inputs.size()}; }
-  ml::TensorView target() const {
-    return {out_layout.dtype, out_shape, targets.data(), targets.size()};
-  }
-
-  std::size_t count;
-  const RowLayout& in_layout;
-  const RowLayout& out_layout;
-  std::vector<std::byte> inputs, targets;
-  std::vector<std::int64_t> in_shape, out_shape;
-};
 
 // What one rank brings to a round, summed over the ranks in one call.
 enum Field : std::size_t {
@@ -109,126 +48,25 @@ void write_csv_header(std::ostream& out) {
          "replay_bytes,published_version\n";
 }
 
-// Publishes models on its own thread and connection, so that the trainer never waits while the
-// server loads one. At most one model waits: a newer one replaces a model not sent yet (the
-// newest is what callers want). Versions count the models actually stored, so they match the
-// server's count of stores under the key.
-class BackgroundPublisher {
- public:
-  struct Job {
-    std::string model;
-    std::int64_t optimizer_step = 0, stream_step = -1;
-    double loss = 0;
-  };
-
-  BackgroundPublisher(ClientOptions options, std::string key, std::int64_t keep_versions,
-                      std::int64_t published, std::ostream* progress)
-      : options_(std::move(options)), key_(std::move(key)), keep_(keep_versions),
-        progress_(progress), published_(published), thread_([this] { loop(); }) {}
-  ~BackgroundPublisher() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  BackgroundPublisher(const BackgroundPublisher&) = delete;
-  BackgroundPublisher& operator=(const BackgroundPublisher&) = delete;
-
-  void submit(Job job) {
-    {
-      std::lock_guard lock(mutex_);
-      pending_ = std::move(job);
-    }
-    wake_.notify_all();
-  }
-  /// Waits until every submitted model was sent; the last attempt's error (empty: stored).
-  std::string flush() {
-    std::unique_lock lock(mutex_);
-    idle_.wait(lock, [&] { return !pending_ && !busy_; });
-    return last_error_;
-  }
-  std::int64_t published() const { return published_.load(); }
-  std::int64_t failures() const { return failures_.load(); }
-
- private:
-  void loop() {
-    std::unique_lock lock(mutex_);
-    while (true) {
-      wake_.wait(lock, [&] { return stop_ || pending_; });
-      if (stop_) return;
-      Job job = std::move(*pending_);
-      pending_.reset();
-      busy_ = true;
-      lock.unlock();
-      std::string error = send(job);
-      lock.lock();
-      busy_ = false;
-      last_error_ = std::move(error);
-      idle_.notify_all();
-    }
-  }
-  std::string send(const Job& job) {
-    const std::int64_t version = published_.load() + 1;
-    std::ostringstream tag;
-    tag << "version=" << version << " optimizer_step=" << job.optimizer_step
-        << " stream_step=" << job.stream_step << " loss=" << job.loss;
-    ModelOptions options;
-    options.tag = tag.str();
-    options.keep_versions = keep_;
-    try {
-      if (!client_) client_ = std::make_unique<Client>(options_);
-      client_->set_model(key_, job.model, "TORCH", "CPU", options);
-      published_.store(version);
-      return {};
-    } catch (const std::exception& e) {
-      ++failures_;
-      client_.reset();  // reconnect next time
-      if (progress_) {
-        *progress_ << "trainer: publishing version " << version << " failed: " << e.what()
-                   << "\n" << std::flush;
-      }
-      return e.what();
-    }
-  }
-
-  ClientOptions options_;
-  std::string key_;
-  std::int64_t keep_;
-  std::ostream* progress_;
-  std::unique_ptr<Client> client_;
-  std::atomic<std::int64_t> published_;
-  std::atomic<std::int64_t> failures_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_, idle_;
-  std::optional<Job> pending_;
-  bool busy_ = false, stop_ = false;
-  std::string last_error_;
-  std::thread thread_;  // last: started once the rest is set up
-};
-
 }  // namespace
 
 struct Trainer::State {
   TrainConfig config;
   Collective& collective;
   std::ostream* progress;
-  std::unique_ptr<ml::TrainableModel> model;
-  std::unique_ptr<ml::SampleBuilder> builder;
-  ReplayMemory<Sample> memory;
-  ReplayMemory<Sample> validation;  // held-out samples: a reservoir of validation_samples
-  std::mt19937_64 split;            // which samples are held out
+  std::optional<Model> model;
+  std::optional<SampleBuilder> builder;
+  SampleMemory memory;
+  SampleMemory validation;  // held-out samples: a reservoir of validation_samples
+  std::mt19937_64 split;    // which samples are held out
   double best_validation = std::numeric_limits<double>::infinity();
-  std::optional<RowLayout> input_layout, target_layout;
-  std::unique_ptr<Client> reporter;                // rank 0: progress reports
-  std::unique_ptr<BackgroundPublisher> publisher;  // rank 0: model publishing
+  std::unique_ptr<Client> reporter;      // rank 0: progress reports
+  std::unique_ptr<Publisher> publisher;  // rank 0: model publishing
   std::ofstream csv, json;
   TrainerStatus status;
   Clock::time_point started = Clock::now();
   Clock::time_point last_print = Clock::now();
   std::string failure;  // this rank's reader error, shared through kFailed
-  std::vector<float> fused;
   std::int64_t published_at = -1;  // the optimiser step of the last publish
   std::int64_t checkpointed_at = -1;  // the optimiser step of the last checkpoint
   std::int64_t resumed_stream_step = -1;  // steps up to this one were trained on before a restart
@@ -249,97 +87,42 @@ struct Trainer::State {
 
   // ---- Samples ------------------------------------------------------------------------------
 
-  // Loads every component of this rank's share and runs the sample builder; the samples go into
-  // the memory. Returns how many were added; throws ml::TrainError for a bad step.
+  // Builds this rank's share of the step into samples and adds them to the memories. Returns
+  // how many were built; throws TrainingError for a bad step (nothing is added then).
   std::int64_t take_samples(StreamStep& step) {
-    std::vector<std::vector<StreamPiece>> loaded;  // keeps the bytes alive
-    std::vector<ml::RecordPieces> records;
-    std::vector<std::vector<std::int64_t>> shapes;
-    std::size_t pieces = 0;
-    for (const StreamComponent& component : step.components()) {
-      loaded.push_back(step.load(component.name));
-      pieces += loaded.back().size();
-    }
-    if (pieces == 0) return 0;  // nothing of this step is this rank's
-    shapes.reserve(pieces);
-    for (std::size_t c = 0; c < loaded.size(); ++c) {
-      const StreamComponent& component = step.components()[c];
-      ml::RecordPieces& record = records.emplace_back();
-      record.name = component.name;
-      for (const StreamPiece& piece : loaded[c]) {
-        auto& shape = shapes.emplace_back(piece.piece.extent.begin(), piece.piece.extent.end());
-        record.pieces.push_back(ml::TensorView{component.dtype, shape, piece.bytes.data(),
-                                               piece.bytes.size()});
-      }
-    }
-    ml::SampleRows rows = builder->build(records);
-    if (rows.samples == 0) return 0;
-    const RowLayout in = RowLayout::of(rows.input), out = RowLayout::of(rows.target);
-    if (!input_layout) {
-      input_layout = in;
-      target_layout = out;
-    } else if (!(in == *input_layout) || !(out == *target_layout)) {
-      throw ml::TrainError("this step's samples are " + in.text() + " -> " + out.text() +
-                           ", earlier steps' " + input_layout->text() + " -> " +
-                           target_layout->text() + "; every step must give the same shapes");
-    }
-    const auto* input = reinterpret_cast<const std::byte*>(rows.input.data.data());
-    const auto* target = reinterpret_cast<const std::byte*>(rows.target.data.data());
-    for (std::int64_t i = 0; i < rows.samples; ++i) {
-      Sample sample;
-      sample.input.assign(input + i * in.bytes, input + (i + 1) * in.bytes);
-      sample.target.assign(target + i * out.bytes, target + (i + 1) * out.bytes);
-      const double fraction = config.train.validation_fraction;
+    const Samples rows = builder->build(step);
+    if (rows.count == 0) return 0;
+    memory.check(rows);
+    validation.check(rows);
+    const double fraction = config.train.validation_fraction;
+    for (std::int64_t i = 0; i < rows.count; ++i) {
       if (fraction > 0 && std::uniform_real_distribution<double>(0, 1)(split) < fraction) {
-        validation.add(std::move(sample), in.bytes + out.bytes);
+        validation.add(rows, i);
       } else {
-        memory.add(std::move(sample), in.bytes + out.bytes);
+        memory.add(rows, i);
       }
     }
-    return rows.samples;
+    return rows.count;
   }
 
   // ---- Training -----------------------------------------------------------------------------
 
   // One optimiser step over every rank's batch (a collective call on every rank).
   void train_batch(bool ready) {
-    const std::size_t params = model->parameter_count();
-    fused.assign(params + 3, 0.0f);
-    double local_loss = 0;
-    std::size_t count = 0;
-    std::string error;
+    Samples batch;
     if (ready && memory.size() > 0) {
-      const Batch batch(memory.draw(static_cast<std::size_t>(config.train.batch_size)),
-                        *input_layout, *target_layout);
-      count = batch.count;
-      const ml::TensorView input = batch.input(), target = batch.target();
-      try {
-        local_loss = model->accumulate({&input, 1}, target, static_cast<double>(count));
-        model->gradients({fused.data(), params});
-      } catch (const ml::TrainError& e) {
-        error = e.what();
-        count = 0;
-        local_loss = 0;
-      }
+      batch = memory.draw(static_cast<std::size_t>(config.train.batch_size));
     }
-    fused[params] = static_cast<float>(count);
-    fused[params + 1] = static_cast<float>(local_loss * static_cast<double>(count));
-    fused[params + 2] = error.empty() ? 0.0f : 1.0f;
-    collective.sum(std::span<float>(fused));
-    if (fused[params + 2] > 0) {
-      throw TrainerError(error.empty()
-                             ? "the model failed on another rank's batch (its log says why)"
-                             : "the model failed on a batch: " + error);
+    BatchLoss loss;
+    try {
+      loss = model->train_step(batch);
+    } catch (const TrainingError& e) {
+      throw TrainerError(e.what());
     }
-    const double total = fused[params];
-    if (total <= 0) return;
-    const auto scale = static_cast<float>(1.0 / total);
-    for (std::size_t i = 0; i < params; ++i) fused[i] *= scale;
-    model->set_gradients({fused.data(), params});
-    model->step();
+    if (loss.samples == 0) return;
     ++status.optimizer_steps;
-    status.samples_trained += static_cast<std::int64_t>(total);
-    status.train_loss = fused[params + 1] / total;
+    status.samples_trained += loss.samples;
+    status.train_loss = loss.loss;
     const auto& t = config.train;
     if (t.decay_every > 0 && status.optimizer_steps % t.decay_every == 0) {
       model->scale_learning_rate(t.learning_rate_decay);
@@ -362,28 +145,14 @@ struct Trainer::State {
   // and the losses are summed weighted by their counts. With [publish] on_improvement, a loss
   // lower than any before publishes the model.
   void validate() {
-    std::vector<double> sums(3, 0.0);  // loss x count, count, failed
-    std::string error;
-    if (validation.size() > 0 && input_layout) {
-      std::vector<const Sample*> held;
-      validation.for_each([&](const Sample& sample) { held.push_back(&sample); });
-      const Batch batch(held, *input_layout, *target_layout);
-      const ml::TensorView input = batch.input(), target = batch.target();
-      try {
-        sums[0] = model->evaluate({&input, 1}, target) * static_cast<double>(batch.count);
-        sums[1] = static_cast<double>(batch.count);
-      } catch (const ml::TrainError& e) {
-        error = e.what();
-        sums[2] = 1;
-      }
+    BatchLoss loss;
+    try {
+      loss = model->evaluate(validation.all());
+    } catch (const TrainingError& e) {
+      throw TrainerError(std::string("validation: ") + e.what());
     }
-    collective.sum(std::span<double>(sums));
-    if (sums[2] > 0) {
-      throw TrainerError(error.empty() ? "the model failed on another rank's validation samples"
-                                       : "the model failed on the validation samples: " + error);
-    }
-    if (sums[1] <= 0) return;
-    status.validation_loss = sums[0] / sums[1];
+    if (loss.samples == 0) return;
+    status.validation_loss = loss.loss;
     if (status.validation_loss < best_validation) {
       best_validation = status.validation_loss;
       if (config.publish.on_improvement && published_at != status.optimizer_steps) publish(false);
@@ -436,66 +205,70 @@ struct Trainer::State {
   ReplayCheckpoint replay_snapshot() const {
     ReplayCheckpoint c;
     c.optimizer_steps = status.optimizer_steps;
-    if (!input_layout) return c;
-    c.input_dtype = input_layout->dtype;
-    c.input_shape = input_layout->shape;
-    c.target_dtype = target_layout->dtype;
-    c.target_shape = target_layout->shape;
-    memory.for_each([&](const Sample& sample) {
-      c.inputs.append(reinterpret_cast<const char*>(sample.input.data()), sample.input.size());
-      c.targets.append(reinterpret_cast<const char*>(sample.target.data()), sample.target.size());
-      ++c.count;
-    });
+    const Samples held = memory.all();
+    if (held.count == 0) return c;
+    c.count = static_cast<std::uint64_t>(held.count);
+    c.input_dtype = held.input.dtype();
+    c.input_shape.assign(held.input.shape().begin() + 1, held.input.shape().end());
+    c.target_dtype = held.target.dtype();
+    c.target_shape.assign(held.target.shape().begin() + 1, held.target.shape().end());
+    c.inputs.assign(reinterpret_cast<const char*>(held.input.bytes().data()),
+                    held.input.byte_size());
+    c.targets.assign(reinterpret_cast<const char*>(held.target.bytes().data()),
+                     held.target.byte_size());
     return c;
   }
 
-  // Rank 0's checkpoint (every rank reads it), and this rank's replay memory when it belongs to
-  // that checkpoint. Returns a line saying what was resumed, or empty when there was nothing.
-  std::string resume() {
-    const std::filesystem::path dir = config.checkpoint.dir;
-    std::optional<TrainerCheckpoint> c;
+  // Rank 0's checkpoint, which every rank reads (nullopt: none). Throws TrainerError for one
+  // that cannot be read.
+  std::optional<TrainerCheckpoint> read_checkpoint() const {
     try {
-      c = read_trainer_checkpoint(dir);
+      return read_trainer_checkpoint(config.checkpoint.dir);
     } catch (const CheckpointError& e) {
       throw TrainerError(e.what());
     }
-    if (!c) return {};
-    model = ml::TrainableModel::load(c->model, config.train.options);
-    model->load_optimizer_state(c->optimizer);  // the learning rate as it was (scaled, decayed)
-    status.optimizer_steps = c->optimizer_steps;
-    status.published_version = c->published_version;
-    status.samples_seen = c->samples_seen;
-    status.samples_trained = c->samples_trained;
-    resumed_stream_step = status.stream_step = c->stream_step;
-    published_at = checkpointed_at = c->optimizer_steps;
+  }
+
+  // Continues from checkpoint `c` (the model was loaded from it): the optimiser, the counters,
+  // and this rank's replay memory when it belongs to that checkpoint. Returns a line saying what
+  // was resumed.
+  std::string resume(const TrainerCheckpoint& c) {
+    const std::filesystem::path dir = config.checkpoint.dir;
+    model->load_optimizer_state(c.optimizer, c.optimizer_steps);  // the learning rate as it was
+    status.optimizer_steps = c.optimizer_steps;
+    status.published_version = c.published_version;
+    status.samples_seen = c.samples_seen;
+    status.samples_trained = c.samples_trained;
+    resumed_stream_step = status.stream_step = c.stream_step;
+    published_at = checkpointed_at = c.optimizer_steps;
     std::string replay = "";
     if (config.checkpoint.replay) {
       std::optional<ReplayCheckpoint> r;
       try {
         r = read_replay_checkpoint(dir, collective.rank());
-      } catch (const CheckpointError& e) {
-        replay = "; replay memory not restored: " + std::string(e.what());
-      }
-      if (r && r->optimizer_steps == c->optimizer_steps && r->count > 0) {
-        input_layout = RowLayout::of(r->input_dtype, r->input_shape);
-        target_layout = RowLayout::of(r->target_dtype, r->target_shape);
-        for (std::uint64_t i = 0; i < r->count; ++i) {
-          Sample sample;
-          const auto* in = reinterpret_cast<const std::byte*>(r->inputs.data()) + i * input_layout->bytes;
-          const auto* out = reinterpret_cast<const std::byte*>(r->targets.data()) + i * target_layout->bytes;
-          sample.input.assign(in, in + input_layout->bytes);
-          sample.target.assign(out, out + target_layout->bytes);
-          memory.add(std::move(sample), input_layout->bytes + target_layout->bytes);
+        if (r && r->optimizer_steps == c.optimizer_steps && r->count > 0) {
+          const auto count = static_cast<std::int64_t>(r->count);
+          std::vector<std::int64_t> in{count}, out{count};
+          in.insert(in.end(), r->input_shape.begin(), r->input_shape.end());
+          out.insert(out.end(), r->target_shape.begin(), r->target_shape.end());
+          Samples rows;
+          rows.input = Tensor::copy_of(r->input_dtype, r->inputs.data(), r->inputs.size(), in);
+          rows.target =
+              Tensor::copy_of(r->target_dtype, r->targets.data(), r->targets.size(), out);
+          rows.count = count;
+          memory.add(rows);
+          replay = "; replay memory: " + std::to_string(memory.size()) + " samples";
+        } else if (r) {
+          replay = "; replay memory not restored: it belongs to another checkpoint";
         }
-        replay = "; replay memory: " + std::to_string(memory.size()) + " samples";
-      } else if (r) {
-        replay = "; replay memory not restored: it belongs to another checkpoint";
+      } catch (const std::exception& e) {  // a bad file, or rows that do not fit their shapes
+        replay = "; replay memory not restored: " + std::string(e.what());
       }
     }
     return "resumed from " + trainer_checkpoint_path(dir).string() + " at optimiser step " +
-           std::to_string(c->optimizer_steps) + " (published version " +
-           std::to_string(c->published_version) + ", stream step " +
-           std::to_string(c->stream_step) + ")" + replay;
+           std::to_string(c.optimizer_steps) + " (published version " +
+           std::to_string(c.published_version) + ", stream step " +
+           std::to_string(c.stream_step) + ")" + replay;
   }
 
   // ---- Publishing and progress --------------------------------------------------------------
@@ -508,12 +281,13 @@ struct Trainer::State {
     if (!publisher) {
       ClientOptions options;
       options.address = config.stream.address;
-      publisher = std::make_unique<BackgroundPublisher>(
-          options, config.model.publish_as, config.publish.keep_versions,
-          status.published_version, progress);
+      PublishOptions publish;
+      publish.keep_versions = config.publish.keep_versions;
+      publish.published_before = status.published_version;
+      publish.log = progress;
+      publisher = std::make_unique<Publisher>(options, config.model.publish_as, publish);
     }
-    publisher->submit({model->save(), status.optimizer_steps, status.stream_step,
-                       status.train_loss});
+    publisher->publish(*model, {status.optimizer_steps, status.stream_step, status.train_loss});
     published_at = status.optimizer_steps;
     if (!final) return;
     const std::string error = publisher->flush();
@@ -672,26 +446,26 @@ struct Trainer::State {
 };
 
 Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progress) {
-  const std::string model_bytes = read_file(config.model.file, "model");
-  const std::string builder_bytes = read_file(config.model.samples, "sample builder");
   state_ = std::make_unique<State>(std::move(config), collective, progress);
   State& s = *state_;
+  const std::optional<TrainerCheckpoint> checkpoint =
+      s.config.checkpoint.dir.empty() ? std::nullopt : s.read_checkpoint();
   std::string resumed;
   try {
-    s.builder = ml::SampleBuilder::load(builder_bytes);
-    if (!s.config.checkpoint.dir.empty()) resumed = s.resume();
-    if (!s.model) {  // no checkpoint: the model file, as configured
-      s.model = ml::TrainableModel::load(model_bytes, s.config.train.options);
-      if (s.config.train.scale_learning_rate) s.model->scale_learning_rate(collective.size());
+    s.builder = SampleBuilder::from_file(s.config.model.samples);
+    // A checkpoint's model, or the model file as configured. Collective: every rank loads one,
+    // and every rank gets rank 0's parameters.
+    s.model = checkpoint ? Model::from_bytes(checkpoint->model, s.config.train.options, collective)
+                         : Model::from_file(s.config.model.file, s.config.train.options, collective);
+    if (checkpoint) {
+      resumed = s.resume(*checkpoint);
+    } else if (s.config.train.scale_learning_rate) {
+      s.model->scale_learning_rate(collective.size());
     }
-  } catch (const ml::TrainError& e) {
+  } catch (const Error& e) {  // TrainingError, or a file that cannot be read
     throw TrainerError(e.what());
   }
   if (!resumed.empty()) s.print(resumed);
-  std::vector<float> parameters(s.model->parameter_count());
-  s.model->parameters(parameters);
-  collective.broadcast(parameters, 0);
-  s.model->set_parameters(parameters);
   if (s.leader()) {
     if (!s.config.metrics.csv.empty()) {
       s.csv.open(s.config.metrics.csv, std::ios::trunc);
@@ -766,7 +540,7 @@ TrainerStatus Trainer::run_loop() {
             s.status.stream_step = next.step->number();
             try {
               round[kNewSamples] = static_cast<double>(s.take_samples(*next.step));
-            } catch (const ml::TrainError& e) {
+            } catch (const TrainingError& e) {
               round[kBadStep] = 1;
               if (s.progress) {
                 *s.progress << "trainer (rank " << s.collective.rank() << "): stream step "

@@ -23,8 +23,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "train/collective.hpp"
-#include "train/replay_memory.hpp"
+#include "slipstream/collective.hpp"
+#include "slipstream/replay_memory.hpp"
 #include "train/train_config.hpp"
 
 namespace slipstream::train {

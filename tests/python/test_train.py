@@ -9,6 +9,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from typing import Dict, List, Tuple
@@ -21,18 +22,13 @@ import slipstream
 
 from conftest import server_binary
 
+# The model the C++ training example learns with (the integration tests' model script).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integration" / "models"))
+from make_models import SineMlp as Mlp  # noqa: E402
+
 POINTS = 128  # samples per step
 
 
-class Mlp(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.net = torch.nn.Sequential(torch.nn.Linear(1, 32), torch.nn.Tanh(),
-                                       torch.nn.Linear(32, 1))
-
-    def forward(self, x):
-        return self.net(x)
 
 
 class Samples(torch.nn.Module):

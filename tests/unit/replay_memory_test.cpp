@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "train/replay_memory.hpp"
+#include "slipstream/replay_memory.hpp"
 
 namespace slipstream::train {
 namespace {

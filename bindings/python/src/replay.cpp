@@ -1,7 +1,7 @@
-// slipstream.ReplayMemory: the trainer's replay memory (src/train/replay_memory.hpp) holding any
+// slipstream.ReplayMemory: the trainer's replay memory (slipstream/replay_memory.hpp) holding any
 // Python objects, for a Python training loop that learns from a stream (slipstream.StreamDataset).
 #include "bindings.hpp"
-#include "train/replay_memory.hpp"
+#include "slipstream/replay_memory.hpp"
 
 namespace slipstream::python {
 

@@ -5,6 +5,7 @@ outputs by hand: see tests/integration/model_test.cpp.
 """
 import os
 import sys
+from typing import Dict, List, Tuple
 
 import torch
 
@@ -38,12 +39,35 @@ class Scale(torch.nn.Module):
         return x * 2.0 + 1.0
 
 
+class SineMlp(torch.nn.Module):
+    """A small regressor, [n, 1] -> [n, 1], for the training examples (seeded initial weights)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(1, 32), torch.nn.Tanh(),
+                                       torch.nn.Linear(32, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class XySamples(torch.nn.Module):
+    """A sample builder: the step's `samples/xy` pieces, [n, 2] rows of (x, y), as (x, y)."""
+
+    def forward(self, records: Dict[str, List[torch.Tensor]]) -> Tuple[torch.Tensor, torch.Tensor]:
+        xy = torch.cat(records["samples/xy"])
+        return xy[:, :1], xy[:, 1:]
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.jit.script(Mlp()).save(os.path.join(out, "mlp.pt"))
     torch.jit.script(TwoOutputs()).save(os.path.join(out, "two_outputs.pt"))
     torch.jit.trace(Scale(), torch.zeros(2, 3)).save(os.path.join(out, "scale.pt"))
+    torch.jit.script(SineMlp()).save(os.path.join(out, "sine_mlp.pt"))
+    torch.jit.script(XySamples()).save(os.path.join(out, "xy_samples.pt"))
     print("models written to", out)
 
 

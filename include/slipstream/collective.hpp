@@ -1,6 +1,7 @@
 // The collectives a data-parallel trainer needs, behind an interface so that the trainer runs
-// with one rank and no MPI as well as under mpirun. The MPI implementation (mpi_collective.cpp,
-// library slipstream_train_mpi) is the only code of src/train that includes MPI.
+// with one rank and no MPI as well as under mpirun (public: a user's own training loop uses
+// it too). The MPI implementation (src/train/mpi_collective.cpp, libslipstream_training_mpi) is
+// the only code that includes MPI; a user may also implement it over their own communicator.
 //
 // Every rank must make the same calls in the same order (they are collective). A rank with nothing
 // to contribute still calls (with zeros), so that no rank can hang the others.
@@ -10,9 +11,11 @@
 #include <memory>
 #include <span>
 
+#include "slipstream/export.hpp"
+
 namespace slipstream::train {
 
-class Collective {
+class SLIPSTREAM_API Collective {
  public:
   virtual ~Collective() = default;
   virtual int rank() const = 0;
@@ -28,9 +31,10 @@ class Collective {
 };
 
 /// One rank, no MPI: sums are the values themselves.
-std::unique_ptr<Collective> single_process();
+SLIPSTREAM_API std::unique_ptr<Collective> single_process();
 
-/// MPI_COMM_WORLD (MPI must be initialised). Defined in slipstream_train_mpi.
-std::unique_ptr<Collective> mpi_world();
+/// MPI_COMM_WORLD (MPI must be initialised). Defined in libslipstream_training_mpi, the only
+/// library that links MPI.
+SLIPSTREAM_API std::unique_ptr<Collective> mpi_world();
 
 }  // namespace slipstream::train

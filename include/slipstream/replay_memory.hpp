@@ -1,4 +1,5 @@
-// Replay memory for online training: what the trainer keeps of the samples a stream has brought,
+// Replay memory for online training (public: the trainer uses it, and so can a user's own loop,
+// through libslipstream_training): what the trainer keeps of the samples a stream has brought,
 // so that a model learning from the newest steps does not forget earlier phases of the run.
 //
 // Policies (what happens when a new sample comes and the memory is full):
@@ -25,13 +26,15 @@
 #include <utility>
 #include <vector>
 
+#include "slipstream/export.hpp"
+
 namespace slipstream::train {
 
 enum class ReplayPolicy { kFifo, kFiro, kReservoir };
 
 /// "fifo", "firo" or "reservoir" (case-insensitive); nullopt otherwise.
-std::optional<ReplayPolicy> parse_replay_policy(std::string_view name);
-std::string_view replay_policy_name(ReplayPolicy policy);
+SLIPSTREAM_API std::optional<ReplayPolicy> parse_replay_policy(std::string_view name);
+SLIPSTREAM_API std::string_view replay_policy_name(ReplayPolicy policy);
 
 struct ReplayConfig {
   ReplayPolicy policy = ReplayPolicy::kReservoir;
@@ -54,7 +57,7 @@ struct ReplayStats {
   double mean_draw_age = 0;     ///< samples seen between a drawn sample's arrival and its draw
 };
 
-class ReplayIndex {
+class SLIPSTREAM_API ReplayIndex {
  public:
   /// Throws std::invalid_argument for max_samples 0 or min_fill > max_samples.
   explicit ReplayIndex(const ReplayConfig& config);
