@@ -1,6 +1,9 @@
 """The GIL is released during network calls: other Python threads run while one thread blocks in
 poll_tensor or wait_for_keys, and threads can share a Client."""
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -83,3 +86,34 @@ def test_threads_share_one_client(client, key):
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+EXIT_WITH_BUSY_DAEMON_THREADS = """
+import sys, threading, time
+import slipstream
+
+client = slipstream.Client(sys.argv[1])
+
+def loop():
+    while True:
+        try:
+            client.tensor_exists("nothing")
+        except Exception:
+            pass
+
+for _ in range(4):
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(0.3)
+"""
+
+
+def test_a_program_exits_cleanly_while_daemon_threads_are_in_calls(server, tmp_path):
+    # At exit CPython ends daemon threads that take the GIL back; a call returning then used to
+    # abort the whole process (rc 134, "terminate called without an active exception") about
+    # every other run.
+    script = tmp_path / "busy_daemons.py"
+    script.write_text(EXIT_WITH_BUSY_DAEMON_THREADS)
+    for _ in range(8):
+        done = subprocess.run([sys.executable, str(script), server.unix_address],
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        assert done.returncode == 0 and "terminate" not in done.stderr, done.stderr

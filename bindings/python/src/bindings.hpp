@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "slipstream/client.hpp"
@@ -31,6 +33,64 @@ void bind_client(py::module_& module);      // client.cpp: Client
 void bind_stream_writer(py::module_& module);
 void bind_stream_reader(py::module_& module);
 void bind_replay(py::module_& module);        // replay.cpp: ReplayMemory
+
+/// Runs `call()` with the GIL released and returns its result (or throws its exception) with the
+/// GIL held again. Use this, not py::gil_scoped_release, around blocking calls: a daemon thread
+/// whose call returns while the interpreter is exiting is ended by CPython with pthread_exit when
+/// it takes the GIL back, and that forced unwinding must not pass through a destructor (noexcept:
+/// it would abort the whole process, "terminate called without an active exception"). Here the
+/// GIL is taken back in plain code, with no exception in flight, so the unwinding goes up through
+/// pybind11 (which lets it pass) and the thread ends quietly, as the interpreter means it to.
+template <typename Call>
+auto call_without_gil(Call&& call) -> decltype(call()) {
+  using Result = decltype(call());
+  PyThreadState* state = PyEval_SaveThread();
+  std::exception_ptr error;
+  if constexpr (std::is_void_v<Result>) {
+    try {
+      call();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    PyEval_RestoreThread(state);
+    if (error) std::rethrow_exception(error);
+  } else {
+    std::optional<Result> result;
+    try {
+      result.emplace(call());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    PyEval_RestoreThread(state);
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+}
+
+/// For destructors, which cannot let the unwinding of call_without_gil through: the GIL released
+/// for the scope; a thread that finds the interpreter exiting when the scope ends parks until the
+/// process exits instead of taking the GIL back.
+class ReleasedGil {
+ public:
+  ReleasedGil() : state_(PyEval_SaveThread()) {}
+  ~ReleasedGil() {
+    if (finalizing()) pause_forever();
+    PyEval_RestoreThread(state_);
+  }
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  static bool finalizing() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
+  }
+  [[noreturn]] static void pause_forever() noexcept;
+  PyThreadState* state_;
+};
 
 /// A caller's value readied for a put, built with the GIL held. `array` is a numpy array of a
 /// supported dtype in native byte order that is C- or Fortran-contiguous: a numpy array is used as
@@ -96,9 +156,10 @@ std::chrono::milliseconds stream_duration_argument(std::int64_t value, std::stri
 /// calls that take turns instead of a data race.
 template <typename Call>
 auto locked_without_gil(std::mutex& mutex, Call&& call) {
-  py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(mutex);
-  return call();
+  return call_without_gil([&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return call();
+  });
 }
 
 }  // namespace slipstream::python

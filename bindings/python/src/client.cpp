@@ -39,8 +39,7 @@ class ClientHandle {
 template <typename Call>
 auto without_gil(const ClientHandle& handle, Call&& call) {
   std::shared_ptr<Client> client = handle.get();
-  py::gil_scoped_release release;
-  return call(*client);
+  return call_without_gil([&] { return call(*client); });
 }
 
 // A bytes-like argument (bytes, bytearray, memoryview, numpy buffer ...) or a str (as UTF-8),
@@ -199,8 +198,8 @@ subclasses carrying the server's message. Timeouts are in milliseconds.
              options.command_timeout = milliseconds(command_timeout_ms);
              options.key_prefix_out = std::move(key_prefix_out);
              options.key_prefixes_in = std::move(key_prefixes_in);
-             py::gil_scoped_release release;
-             return ClientHandle(std::make_shared<Client>(std::move(options)));
+             return call_without_gil(
+                 [&] { return ClientHandle(std::make_shared<Client>(std::move(options))); });
            }),
            py::arg("address") = py::none(), py::arg("password") = py::none(),
            py::arg("connect_timeout_ms") = 5000, py::arg("command_timeout_ms") = 60000,

@@ -2,9 +2,15 @@
 // half (slipstream/__init__.py, _convert.py) re-exports these names and converts torch objects.
 #include "bindings.hpp"
 
+#include <unistd.h>
+
 #ifndef SLIPSTREAM_VERSION
 #error "SLIPSTREAM_VERSION must be defined by the build"
 #endif
+
+[[noreturn]] void slipstream::python::ReleasedGil::pause_forever() noexcept {
+  for (;;) pause();  // no signal handler of ours returns here: the process is exiting
+}
 
 PYBIND11_MODULE(_slipstream, module) {
   namespace python = slipstream::python;

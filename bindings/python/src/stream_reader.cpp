@@ -81,7 +81,7 @@ class StepHandle {
   // Destroying a StreamStep releases it (a round trip): without the GIL, with the mutex.
   ~StepHandle() {
     if (!step_) return;
-    py::gil_scoped_release release;
+    ReleasedGil release;
     std::lock_guard<std::mutex> lock(core_->mutex);
     step_.reset();
   }
@@ -161,7 +161,7 @@ class ReaderHandle {
   ReaderHandle& operator=(const ReaderHandle&) = delete;
   // Leaving the group is a round trip: without the GIL.
   ~ReaderHandle() {
-    py::gil_scoped_release release;
+    ReleasedGil release;
     std::lock_guard<std::mutex> lock(core_->mutex);
     core_->reader.reset();
   }
@@ -198,10 +198,10 @@ class ReaderHandle {
   }
 
   void close() {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(core_->mutex);
-    closed_ = true;
-    core_->reader.reset();
+    locked_without_gil(core_->mutex, [&] {
+      closed_ = true;
+      core_->reader.reset();
+    });
   }
 
   bool closed() const { return closed_; }
@@ -412,11 +412,10 @@ and its steps from one thread at a time (calls from several threads take turns).
              const std::uint32_t reader_rank = stream_rank_argument(rank, "reader rank");
              const std::uint32_t group_size = stream_rank_argument(size, "size");
              auto core = std::make_shared<ReaderCore>();
-             {
-               py::gil_scoped_release release;
+             call_without_gil([&] {
                core->reader.emplace(client_options, stream, group, reader_rank, group_size,
                                     std::move(options));
-             }
+             });
              return std::make_unique<ReaderHandle>(std::move(core), std::move(stream),
                                                    std::move(group), reader_rank, group_size,
                                                    next_timeout_ms);

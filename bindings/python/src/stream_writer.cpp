@@ -167,7 +167,7 @@ class WriterHandle {
   // the GIL held again.
   ~WriterHandle() {
     if (!writer_) return;
-    py::gil_scoped_release release;
+    ReleasedGil release;
     std::lock_guard<std::mutex> lock(mutex_);
     writer_.reset();
   }
@@ -273,9 +273,7 @@ class WriterHandle {
 
   void close() {
     std::exception_ptr error;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
+    locked_without_gil(mutex_, [&] {
       if (!writer_) return;
       closed_ = true;
       std::unique_ptr<StreamWriter> closing = std::move(writer_);
@@ -284,7 +282,7 @@ class WriterHandle {
       } catch (...) {
         error = std::current_exception();
       }
-    }
+    });
     borrowed_.clear();
     if (error) std::rethrow_exception(error);
   }
@@ -385,11 +383,10 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
              const std::uint32_t writer_rank = stream_rank_argument(rank, "writer rank");
              const std::uint32_t writer_count = stream_rank_argument(writers, "writers");
              std::unique_ptr<StreamWriter> writer;
-             {
-               py::gil_scoped_release release;
+             call_without_gil([&] {
                writer = std::make_unique<StreamWriter>(client_options, stream, writer_rank,
                                                        writer_count, std::move(options));
-             }
+             });
              return std::make_unique<WriterHandle>(std::move(writer), std::move(stream),
                                                    writer_rank, writer_count);
            }),
