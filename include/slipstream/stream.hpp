@@ -54,6 +54,13 @@ struct StreamWriterOptions {
   /// reuses step after step (readers on the node then map them: no further copy); smaller chunks,
   /// and every chunk over TCP, go on the socket.
   std::size_t shared_memory_min_bytes = 64 * 1024;
+  /// True: end_step also reserves this writer's next step (the last step plus the last stride
+  /// between steps) when a slot is free at that moment, with its shared-memory segments, so
+  /// that a begin_step of that step costs no round trip (one round trip per step instead of
+  /// two). A reservation only takes a free slot, never waits or makes room; a begin_step of
+  /// another step, close() or a disconnect withdraws it, and readers never see it. False: every
+  /// begin_step is a round trip.
+  bool reserve_next_step = true;
 };
 
 /// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process

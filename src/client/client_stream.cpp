@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <unordered_map>
@@ -247,10 +248,20 @@ struct LentSegment {
 // SS.CHUNKS.SEGMENTS one ([[chunk, segment, fresh]...], [dropped...]): one entry per size, fresh
 // segments mapped (their descriptors come in order) and added to `mapped`, dropped ones removed
 // from it. An error reply lends nothing.
+std::vector<LentSegment> parse_lent_segments(
+    client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
+    bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped);
+
 std::vector<LentSegment> read_lent_segments(
     client::Connection& c, std::span<const std::size_t> sizes, bool with_chunks,
     std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
-  Reply reply = c.read_reply();
+  return parse_lent_segments(c, c.read_reply(), sizes, with_chunks, mapped);
+}
+
+// As read_lent_segments, for a reply already read (the second element of END ... NEXT's).
+std::vector<LentSegment> parse_lent_segments(
+    client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
+    bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
   if (reply.is_error()) return {};
   const std::size_t width = with_chunks ? 3 : 2;
   if (!reply.is_array() || reply.elements.size() != 2 ||
@@ -314,14 +325,17 @@ class StreamWriter::Impl {
     for (auto& v : values) pending.arg(keep(std::move(v)));
   }
   // Sends the pending commands in one round trip; throws the first error after reading all.
-  void flush(std::string_view context) {
+  // `last`, when set, gets the last command's reply when it is not an error.
+  void flush(std::string_view context,
+             const std::function<void(client::Connection&, const Reply&)>& last = {}) {
     if (pending_count == 0) return;
     const std::size_t count = pending_count;
     try {
       client.exchange(stream, pending, [&](client::Connection& connection) {
-        Client::Impl::read_each(connection, count, [&](client::Connection& c, std::size_t) {
+        Client::Impl::read_each(connection, count, [&](client::Connection& c, std::size_t i) {
           Reply reply = c.read_reply();
           if (reply.is_error()) client::throw_server_error(reply.string, context);
+          if (last && i + 1 == count) last(c, reply);
         });
       });
     } catch (...) {
@@ -589,6 +603,11 @@ class StreamWriter::Impl {
   std::vector<std::size_t> last_sizes;  // of the chunks the last step put through segments
   std::optional<std::string> aborted;   // the open step was aborted: the server's reason
   std::string last_abort;               // why the last step end_step() dropped was aborted
+  // The next step, reserved with the last END (SS.STREAM.END ... NEXT): begin_step of it costs
+  // no round trip, its segments (if any) being in `lent` already. The guess is the last step
+  // plus the last stride between steps.
+  std::optional<std::int64_t> reserved;
+  std::optional<std::int64_t> previous_step;  // the step ended before the last one
   bool closed = false;
 };
 
@@ -646,6 +665,12 @@ void StreamWriter::begin_step(std::int64_t step) {
                                " is still open; end_step() first");
   }
   Impl& w = *impl_;
+  if (std::exchange(w.reserved, std::nullopt) == step) {  // reserved with the last END
+    w.open_step = step;
+    return;
+  }
+  // Any other reservation is withdrawn by the server with this BEGIN; its segments come back
+  // free, to be lent again.
   const milliseconds timeout = w.options.begin_timeout;
   Request request;
   request.command({"SS.STREAM.BEGIN", w.stream, std::to_string(w.rank), std::to_string(step),
@@ -857,9 +882,36 @@ bool StreamWriter::end_step() {
     if (l.used) w.last_sizes.push_back(l.mapping->size);
   }
   w.member_lent.clear();
-  w.start(4, "SS.STREAM.END", *w.open_step);
+  // END, and the next step reserved in the same round trip when a slot is free (not for a
+  // writer whose chunks go to another member: its segments come from there).
+  const std::int64_t step = *w.open_step;
+  const std::int64_t stride =
+      w.previous_step && *w.previous_step < step ? step - *w.previous_step : 1;
+  const bool reserve = w.options.reserve_next_step && !w.chunk_member;
+  const bool lend = reserve && w.client.shm_link().active() && !w.last_sizes.empty();
+  std::vector<Impl::Lent> next_lent;
+  bool reserved = false;
+  if (reserve) {
+    w.start(6 + (lend ? w.last_sizes.size() : 0), "SS.STREAM.END", step);
+    w.pending.arg("NEXT");
+    w.pending.arg(step + stride);
+    if (lend) {
+      for (std::size_t size : w.last_sizes) w.pending.arg(static_cast<std::int64_t>(size));
+    }
+  } else {
+    w.start(4, "SS.STREAM.END", step);
+  }
   try {
-    w.flush("end_step");
+    w.flush("end_step", [&](client::Connection& c, const Reply& reply) {
+      if (!reserve) return;
+      if (!reply.is_array() || reply.elements.size() != 2) c.protocol_error("malformed END reply");
+      reserved = reply.elements[0].integer != 0;
+      if (!lend || reply.elements[1].is_nil()) return;
+      for (const LentSegment& one :
+           parse_lent_segments(c, reply.elements[1], w.last_sizes, false, w.segments)) {
+        if (one.mapping) next_lent.push_back(Impl::Lent{one.segment, one.mapping, false});
+      }
+    });
   } catch (const ServerError& e) {
     if (!is_aborted(e.server_text())) throw;
     // Aborted while this writer was busy with it (another writer failed, or it timed out). The
@@ -870,7 +922,9 @@ bool StreamWriter::end_step() {
     w.last_abort = e.server_text();
     return false;
   }
-  w.lent.clear();
+  w.lent = std::move(next_lent);
+  w.previous_step = step;
+  if (reserved) w.reserved = step + stride;
   w.open_step.reset();
   return true;
 }

@@ -47,7 +47,7 @@ const StepQueue::Step* StepQueue::find_step(std::int64_t step) const {
   return it == steps_.end() ? nullptr : &it->second;
 }
 
-bool StepQueue::begin(std::uint32_t rank, std::int64_t step) {
+void StepQueue::check_begin(std::uint32_t rank, std::int64_t step) const {
   check_writer(rank, "begin step");
   if (ended_) throw QueueError("begin step: the stream has ended");
   if (step < 0) throw QueueError("begin step: step numbers start at 0, got " + std::to_string(step));
@@ -65,17 +65,15 @@ bool StepQueue::begin(std::uint32_t rank, std::int64_t step) {
                      step_text(last->second) + "; step numbers must increase, got " +
                      std::to_string(step));
   }
-  if (Step* held = find_step(step)) {  // another writer reserved it
-    held->begun.insert(rank);
-    last_begun_[rank] = step;
-    return true;
-  }
-  if (step <= newest_begun_) {
+  if (find_step(step) == nullptr && step <= newest_begun_) {
     throw QueueError("begin step: " + step_text(step) +
                      " is no longer open (it completed and was released, or was aborted); the "
                      "newest step begun is " + std::to_string(newest_begun_));
   }
-  if (steps_.size() >= config_.queue_limit && !free_a_slot()) return false;
+}
+
+StepQueue::Step& StepQueue::create(std::uint32_t rank, std::int64_t step,
+                                   std::vector<std::string>* discarded) {
   Step& created = steps_[step];
   created.number = step;
   created.begun.insert(rank);
@@ -85,15 +83,112 @@ bool StepQueue::begin(std::uint32_t rank, std::int64_t step) {
     // A discard group that is behind skips the newest step; every other group is entitled.
     if (group.config.policy == QueuePolicy::kDiscard && behind(group, name)) {
       ++group.stats.discarded;
+      if (discarded) discarded->push_back(name);
       continue;
     }
     created.holds.emplace(name, GroupHold{});
   }
+  return created;
+}
+
+bool StepQueue::begin(std::uint32_t rank, std::int64_t step) {
+  if (auto reserved = reservations_.find(rank); reserved != reservations_.end()) {
+    if (reserved->second.step == step) {  // a plain begin of what it reserved: a use of it
+      confirm(rank, step);
+      return true;
+    }
+    // The guess was wrong. The writers agree on step numbers, so the others' reservations of
+    // the guessed step are wrong too: all go, so that none holds a slot this begin may need.
+    const std::int64_t guessed = reserved->second.step;
+    std::vector<std::uint32_t> reservers;
+    for (const auto& [writer, r] : reservations_) {
+      if (r.step == guessed) reservers.push_back(writer);
+    }
+    for (std::uint32_t writer : reservers) withdraw(writer, guessed);
+  }
+  check_begin(rank, step);
+  if (Step* held = find_step(step)) {  // another writer reserved it
+    held->begun.insert(rank);
+    held->tentative = false;
+    last_begun_[rank] = step;
+    return true;
+  }
+  if (steps_.size() >= config_.queue_limit && !free_a_slot()) return false;
+  create(rank, step, nullptr);
   return true;
+}
+
+bool StepQueue::reserve(std::uint32_t rank, std::int64_t step) {
+  if (reservations_.count(rank)) return false;
+  try {
+    check_begin(rank, step);
+  } catch (const QueueError&) {
+    return false;
+  }
+  Reservation reservation{step, std::nullopt};
+  if (auto last = last_begun_.find(rank); last != last_begun_.end()) {
+    reservation.last_begun = last->second;
+  }
+  if (Step* held = find_step(step)) {
+    held->begun.insert(rank);
+    last_begun_[rank] = step;
+  } else {
+    if (steps_.size() >= config_.queue_limit) return false;  // no waiting, no making room
+    const std::int64_t newest_before = newest_begun_;
+    Step& created = create(rank, step, nullptr);
+    created.tentative = true;
+    created.newest_before = newest_before;
+    for (const auto& [name, group] : groups_) {
+      if (!created.holds.count(name)) created.discarded_for.push_back(name);
+    }
+  }
+  reservations_[rank] = reservation;
+  return true;
+}
+
+void StepQueue::confirm(std::uint32_t rank, std::int64_t step) {
+  auto reserved = reservations_.find(rank);
+  if (reserved == reservations_.end() || reserved->second.step != step) return;
+  reservations_.erase(reserved);
+  if (Step* held = find_step(step)) held->tentative = false;
+}
+
+void StepQueue::withdraw(std::uint32_t rank, std::int64_t step) {
+  auto reserved = reservations_.find(rank);
+  if (reserved == reservations_.end() || reserved->second.step != step) {
+    throw QueueError("withdraw: writer " + std::to_string(rank) + " holds no reservation of " +
+                     step_text(step));
+  }
+  const Reservation reservation = reserved->second;
+  reservations_.erase(reserved);
+  if (reservation.last_begun) {
+    last_begun_[rank] = *reservation.last_begun;
+  } else {
+    last_begun_.erase(rank);
+  }
+  Step* held = find_step(step);
+  if (held == nullptr) return;  // aborted meanwhile
+  held->begun.erase(rank);
+  if (!held->tentative || !held->begun.empty() || !held->ended.empty()) return;
+  for (const std::string& name : held->discarded_for) {
+    if (auto group = groups_.find(name); group != groups_.end() && group->second.stats.discarded > 0) {
+      --group->second.stats.discarded;
+    }
+  }
+  if (newest_begun_ == step) newest_begun_ = held->newest_before;
+  steps_.erase(step);
+  freed_.push_back(step);
+}
+
+std::optional<std::int64_t> StepQueue::reservation(std::uint32_t rank) const {
+  auto reserved = reservations_.find(rank);
+  if (reserved == reservations_.end()) return std::nullopt;
+  return reserved->second.step;
 }
 
 bool StepQueue::end(std::uint32_t rank, std::int64_t step) {
   check_writer(rank, "end step");
+  confirm(rank, step);
   Step* held = find_step(step);
   if (held == nullptr || !held->begun.count(rank)) {
     throw QueueError("end step: writer " + std::to_string(rank) + " has not begun " +
@@ -128,6 +223,7 @@ void StepQueue::complete(std::int64_t number) {
 
 void StepQueue::close_writer(std::uint32_t rank) {
   check_writer(rank, "close");
+  if (auto reserved = reservation(rank)) withdraw(rank, *reserved);
   for (auto& [number, step] : steps_) {
     if (step.begun.count(rank) && !step.ended.count(rank)) {
       abort_held_step(number, "writer " + std::to_string(rank) + " closed the stream during " +
@@ -141,6 +237,7 @@ void StepQueue::close_writer(std::uint32_t rank) {
 
 void StepQueue::fail_writer(std::uint32_t rank, const std::string& reason) {
   check_writer(rank, "fail writer");
+  if (auto reserved = reservation(rank)) withdraw(rank, *reserved);
   std::vector<std::int64_t> aborted;
   for (auto& [number, step] : steps_) {
     if (!step.complete && (step.begun.count(rank) || config_.end_on_writer_failure)) {

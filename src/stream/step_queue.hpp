@@ -109,6 +109,22 @@ class StepQueue {
   /// Writer `rank` begins `step`. True: the step has a slot (reserved now by the first writer to
   /// begin it, or earlier). False: the queue is full; call again once the stream changes.
   bool begin(std::uint32_t rank, std::int64_t step);
+  /// Writer `rank` reserves `step` ahead, at the end of its previous step, so that its begin
+  /// costs no round trip: as begin(), but only when the step is held already or a slot is free
+  /// without waiting or making room; false otherwise (nothing changed). A reservation is a begin
+  /// the writer may withdraw() until it confirm()s it (its first chunk, attribute or end of the
+  /// step, or a plain begin of it); closing or failing withdraws it instead of aborting the step.
+  /// A begin of another step withdraws every writer's unconfirmed reservation of the reserved
+  /// step (the writers agree on step numbers, so they all guessed wrong), so that no reservation
+  /// holds a slot a begin waits for.
+  bool reserve(std::uint32_t rank, std::int64_t step);
+  /// The writer uses its reservation of `step`: from now on it is an ordinary begin.
+  void confirm(std::uint32_t rank, std::int64_t step);
+  /// The writer takes back its reservation of `step` (it began another step, or closed): as if
+  /// it had never reserved it. A step only reservations held goes, unseen by any group.
+  void withdraw(std::uint32_t rank, std::int64_t step);
+  /// The step `rank` reserved and has not confirmed, if any.
+  std::optional<std::int64_t> reservation(std::uint32_t rank) const;
   /// Writer `rank` ends the step it began. True when this end completed the step, which then
   /// becomes visible to the groups entitled to it, all at once.
   bool end(std::uint32_t rank, std::int64_t step);
@@ -164,6 +180,15 @@ class StepQueue {
     bool ever_held = false;
     std::set<std::uint32_t> begun, ended;
     std::map<std::string, GroupHold> holds;  // groups entitled to it
+    // Created by a reservation that nobody has used yet: withdrawn, it leaves no trace (the
+    // newest step begun before it, and the discard groups that counted it as skipped).
+    bool tentative = false;
+    std::int64_t newest_before = -1;
+    std::vector<std::string> discarded_for;
+  };
+  struct Reservation {
+    std::int64_t step = -1;
+    std::optional<std::int64_t> last_begun;  // the writer's before the reservation
   };
   struct Notice {
     std::int64_t step;
@@ -200,10 +225,16 @@ class StepQueue {
   void free_step(std::int64_t step);
   void abort_held_step(std::int64_t step, const std::string& reason);
   void check_end();
+  // The checks of begin() and reserve(); QueueError when `step` cannot be begun by `rank`.
+  void check_begin(std::uint32_t rank, std::int64_t step) const;
+  // Creates `step` in a free slot, begun by `rank`; the discard groups that skip it go to
+  // `discarded` (when not null).
+  Step& create(std::uint32_t rank, std::int64_t step, std::vector<std::string>* discarded);
 
   StreamConfig config_;
   std::map<std::int64_t, Step> steps_;                 // held steps by number
   std::map<std::uint32_t, std::int64_t> last_begun_;   // per writer
+  std::map<std::uint32_t, Reservation> reservations_;  // per writer, not confirmed yet
   std::set<std::uint32_t> closed_, failed_;
   std::map<std::string, Group> groups_;
   std::vector<std::int64_t> freed_;

@@ -241,6 +241,96 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
   EXPECT_LE(most_segment_bytes.load(), static_cast<std::int64_t>(3 * kCount * sizeof(double)));
 }
 
+// end_step reserves the writer's next step (the last step plus the last stride) when a slot is
+// free, so that begin_step of it sends nothing: the reserved step is held from the END on. A
+// begin of another step withdraws the reservation, and so does closing; readers never see a
+// reserved step that was not used (no skipped step, nothing aborted or discarded).
+TEST(StreamClient, EndReservesTheNextStepAndAWrongGuessLeavesNoTrace) {
+  ServerProcess& server = shared_server();
+  for (const bool shared_memory : {false, true}) {
+    ClientOptions options;
+    options.address = shared_memory ? server.unix_address() : server.tcp_address();
+    const std::string name = unique("stream");
+    Client info(options);
+    auto field = [&](std::string_view wanted) {
+      const Reply fields = info.command({"SS.STREAM.INFO", name});
+      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+        if (fields.elements[i].string == wanted) return fields.elements[i + 1].integer;
+      }
+      return std::int64_t{-1};
+    };
+    StreamWriterOptions writer_options;
+    writer_options.queue_limit = 4;
+    writer_options.expected_groups = 1;
+    writer_options.shared_memory_min_bytes = 1;
+    writer_options.step_timeout = std::chrono::milliseconds(60000);
+    StreamWriter writer(options, name, 0, 1, writer_options);
+    StreamReader reader(options, name, "g", 0, 1);
+    std::vector<double> values(512);
+    const std::vector<std::uint64_t> global{512}, offset{0}, extent{512};
+    auto write = [&](std::int64_t step) {
+      writer.begin_step(step);
+      std::fill(values.begin(), values.end(), static_cast<double>(step));
+      writer.put_chunk<double>("meshes/rho", global, offset, extent, values);
+      writer.end_step();
+    };
+    write(0);
+    EXPECT_EQ(field("steps_held"), 2);  // 0, and 1 reserved
+    write(1);
+    write(5);                           // not the guess (2): the reservation of 2 is withdrawn
+    EXPECT_EQ(field("steps_held"), 4);  // 0, 1, 5, and 9 reserved (stride 4)
+    std::vector<std::int64_t> seen;
+    for (int i = 0; i < 3; ++i) {
+      StreamNext next = reader.next_step();
+      ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+      seen.push_back(next.step->number());
+      for (const StreamPiece& piece : next.step->load("meshes/rho")) {
+        EXPECT_EQ(piece.as<double>()[0], static_cast<double>(next.step->number()));
+      }
+    }
+    write(9);                           // the guess: begun without a round trip
+    writer.close();                     // withdraws the reservation of 13
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep) {
+        EXPECT_EQ(next.kind, StreamNext::Kind::kEnd) << "skipped " << next.skipped_step;
+        break;
+      }
+      seen.push_back(next.step->number());
+    }
+    EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 5, 9})) << "shared memory " << shared_memory;
+    EXPECT_EQ(field("steps_aborted"), 0);
+    EXPECT_EQ(field("steps_completed"), 4);
+  }
+}
+
+// A reserved step's timeout starts when the writer uses it, not at the END that reserved it: a
+// simulation computing longer than the step timeout between two steps loses nothing.
+TEST(StreamClient, AReservedStepTimesOutOnlyOnceItIsUsed) {
+  ServerProcess& server = shared_server();
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  writer_options.step_timeout = std::chrono::milliseconds(300);
+  StreamWriter writer(options_for(server), name, 0, 1, writer_options);
+  StreamReader reader(options_for(server), name, "g", 0, 1);
+  const std::vector<double> values(8, 1.0);
+  const std::vector<std::uint64_t> global{8}, offset{0}, extent{8};
+  for (std::int64_t step = 0; step < 2; ++step) {
+    writer.begin_step(step);
+    writer.put_chunk<double>("meshes/rho", global, offset, extent, values);
+    EXPECT_TRUE(writer.end_step()) << writer.last_abort_reason();
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // "compute"
+  }
+  writer.close();
+  for (std::int64_t step = 0; step < 2; ++step) {
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
+    EXPECT_EQ(next.step->number(), step);
+  }
+  EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+}
+
 TEST(StreamClient, WriterThatClosesMidStepAbortsTheStepWithItsReason) {
   ServerProcess& server = shared_server();
   const ClientOptions options = options_for(server);

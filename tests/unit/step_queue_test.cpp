@@ -344,5 +344,96 @@ TEST(StepQueue, RandomInterleavingsKeepTheInvariants) {
   }
 }
 
+TEST(StepQueue, ReservationTakesAFreeSlotAndIsUsedByEndOrBegin) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  // Writer 0 reserves step 1 at the end of step 0; writer 1 reserves it too (it is held).
+  EXPECT_TRUE(queue.reserve(0, 1));
+  EXPECT_TRUE(queue.reserve(1, 1));
+  EXPECT_EQ(queue.reservation(0), 1);
+  EXPECT_EQ(queue.held_steps(), (std::vector<std::int64_t>{0, 1}));
+  // The queue is full (limit 2): step 2 cannot be reserved, and reserving never makes room.
+  EXPECT_FALSE(queue.reserve(0, 2));
+  // Writer 0 uses its reservation by ending the step, writer 1 by a plain begin.
+  EXPECT_TRUE(queue.begin(1, 1));
+  EXPECT_FALSE(queue.reservation(1).has_value());
+  EXPECT_FALSE(queue.end(0, 1));
+  EXPECT_FALSE(queue.reservation(0).has_value());
+  EXPECT_TRUE(queue.end(1, 1));
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  EXPECT_EQ(read_step(queue, "g", 0), 1);
+}
+
+TEST(StepQueue, AWithdrawnReservationLeavesNoTrace) {
+  StepQueue queue(StreamConfig{1, 3});
+  queue.join("fast", 0, block_group(1));
+  queue.join("slow", 0, discard_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(write_step(queue, 2));  // "slow" has read neither: it is behind, and skipped step 2
+  EXPECT_EQ(read_step(queue, "fast", 0), 0);
+  EXPECT_EQ(queue.stats().groups.at("slow").discarded, 1u);
+  ASSERT_TRUE(queue.reserve(0, 4));  // guessed the next step: 4 (skipped by "slow" too)
+  EXPECT_EQ(queue.stats().groups.at("slow").discarded, 2u);
+  queue.withdraw(0, 4);              // the writer began 3 instead
+  EXPECT_EQ(queue.stats().groups.at("slow").discarded, 1u);
+  EXPECT_EQ(queue.held_steps(), (std::vector<std::int64_t>{0, 2}));
+  EXPECT_FALSE(queue.reservation(0).has_value());
+  ASSERT_TRUE(queue.begin(0, 3));    // 3 < 4 is still a new step: 4 never existed
+  queue.end(0, 3);
+  EXPECT_EQ(read_step(queue, "fast", 0), 2);
+  EXPECT_EQ(read_step(queue, "fast", 0), 3);
+  EXPECT_THROW(queue.withdraw(0, 3), QueueError);  // no reservation
+  EXPECT_EQ(queue.stats().groups.at("slow").discarded, 2u);  // 2 and 3, not the phantom 4
+  // A begin of another step than the one reserved withdraws the reservation first.
+  ASSERT_TRUE(queue.reserve(0, 4));
+  ASSERT_TRUE(queue.begin(0, 5));
+  queue.end(0, 5);
+  EXPECT_EQ(read_step(queue, "fast", 0), 5);
+}
+
+TEST(StepQueue, ClosingOrFailingWithAReservationAbortsNothing) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.reserve(0, 1));
+  ASSERT_TRUE(queue.reserve(1, 1));
+  queue.close_writer(0);
+  queue.fail_writer(1, "writer 1 disconnected");
+  EXPECT_TRUE(queue.ended());
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  const Delivery last = queue.next("g", 0);
+  EXPECT_EQ(last.kind, Kind::kEnd);  // no skipped step 1: it never began
+  EXPECT_EQ(queue.stats().steps_aborted, 0u);
+}
+
+TEST(StepQueue, AReservationUsedIsAnOrdinaryStepWhenItsWriterCloses) {
+  StepQueue queue(StreamConfig{1, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.reserve(0, 1));
+  queue.confirm(0, 1);  // its first chunk came
+  queue.close_writer(0);
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  EXPECT_EQ(queue.next("g", 0).kind, Kind::kSkipped);  // closed during step 1
+}
+
+TEST(StepQueue, AWrongGuessHoldsNoSlotABeginNeeds) {
+  // Two writers in one thread (a test, or writers that wait for each other): both reserved 1,
+  // the steps go 0, 10, 20. Writer 0's begin of 10 withdraws both reservations, so the slot
+  // is free for it at once instead of waiting for writer 1 to begin 10.
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.reserve(0, 1));
+  ASSERT_TRUE(queue.reserve(1, 1));
+  ASSERT_TRUE(queue.begin(0, 10));
+  EXPECT_FALSE(queue.reservation(1).has_value());
+  ASSERT_TRUE(queue.begin(1, 10));
+  queue.end(0, 10);
+  EXPECT_TRUE(queue.end(1, 10));
+  EXPECT_EQ(queue.held_steps(), (std::vector<std::int64_t>{0, 10}));
+}
+
 }  // namespace
 }  // namespace slipstream::stream

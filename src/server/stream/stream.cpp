@@ -164,13 +164,55 @@ void Stream::attach_writer(std::uint32_t rank, const WriterOptions& options, std
 bool Stream::begin(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
   check_writer(rank, session);
   check_not_aborted(step);
+  if (auto reserved = queue_->reservation(rank); reserved && *reserved != step) {
+    // It began another step than it reserved: every writer's reservation of that step goes
+    // (StepQueue::begin).
+    if (auto data = step_data_.find(*reserved); data != step_data_.end()) {
+      for (std::uint32_t writer : data->second.reserved) data->second.begun.erase(writer);
+      data->second.reserved.clear();
+    }
+  }
   if (!queue_->begin(rank, step)) return false;
   auto [data, created] = step_data_.try_emplace(step);
   data->second.begun.insert(rank);
-  if (created && options_->step_timeout_ms > 0) {
+  if (created) data->second.deadline_pending = options_->step_timeout_ms > 0;
+  use_reservation(rank, step, data->second);
+  return true;
+}
+
+void Stream::use_reservation(std::uint32_t rank, std::int64_t step, StepData& data) {
+  if (data.reserved.erase(rank) > 0) queue_->confirm(rank, step);
+  if (data.deadline_pending) {
+    data.deadline_pending = false;
     new_deadlines_.emplace_back(step, std::chrono::milliseconds(options_->step_timeout_ms));
   }
+}
+
+bool Stream::reserve(std::uint32_t rank, std::int64_t step, std::span<const std::size_t> sizes,
+                     std::uint64_t session, const SegmentPool::Create* create,
+                     std::vector<SegmentPool::Lent>* lent, std::vector<std::uint64_t>* dropped) {
+  check_writer(rank, session);
+  if (aborted_.count(step) || !queue_->reserve(rank, step)) return false;
+  auto [data, created] = step_data_.try_emplace(step);
+  data->second.begun.insert(rank);
+  data->second.reserved.insert(rank);
+  if (created) data->second.deadline_pending = options_->step_timeout_ms > 0;
+  if (!sizes.empty() && create != nullptr) {
+    try {
+      *lent = segments_.lend(rank, step, sizes, *create, dropped);
+    } catch (const std::exception&) {  // no segments (pool or memory full): the step stays
+      lent->clear();                   // reserved; its chunks go the ordinary way
+    }
+  }
   return true;
+}
+
+void Stream::withdraw_reservation(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
+  check_writer(rank, session);
+  auto data = step_data_.find(step);
+  if (data == step_data_.end() || data->second.reserved.erase(rank) == 0) return;
+  data->second.begun.erase(rank);
+  queue_->withdraw(rank, step);  // a step only reservations held is freed (drop_freed)
 }
 
 StepData& Stream::open_step(std::uint32_t rank, std::int64_t step) {
@@ -183,6 +225,7 @@ StepData& Stream::open_step(std::uint32_t rank, std::int64_t step) {
   if (data->second.ended.count(rank)) {
     throw StreamError("writer " + std::to_string(rank) + " already ended " + step_text(step));
   }
+  use_reservation(rank, step, data->second);
   return data->second;
 }
 
@@ -288,6 +331,7 @@ void Stream::refuse(std::uint32_t rank, std::int64_t step) {
 
 void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
   check_writer(rank, session);
+  if (auto reserved = queue_->reservation(rank)) withdraw_reservation(rank, *reserved, session);
   std::optional<std::int64_t> open;  // a writer has at most one open step
   for (const auto& [number, data] : step_data_) {
     if (data.begun.count(rank) && !data.ended.count(rank)) open = number;
@@ -303,6 +347,14 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
 }
 
 void Stream::fail_writer(std::uint32_t rank) {
+  if (auto reserved = queue_ ? queue_->reservation(rank) : std::nullopt) {
+    // A step it only reserved was never begun: withdrawn, not aborted.
+    if (auto data = step_data_.find(*reserved); data != step_data_.end()) {
+      data->second.reserved.erase(rank);
+      data->second.begun.erase(rank);
+    }
+    queue_->withdraw(rank, *reserved);
+  }
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
   std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
   RemoteWork::Drop unclaimed;         // its colocated chunks of them may not be named here yet

@@ -69,6 +69,8 @@ struct StepData {
   std::vector<Attribute> attributes;      ///< in first-set order; a later set replaces the value
   std::set<std::uint32_t> begun, ended;   ///< writer ranks
   std::set<std::uint32_t> refused;        ///< writers with a chunk or attribute refused (Stream::refuse)
+  std::set<std::uint32_t> reserved;       ///< writers that reserved the step and have not used it
+  bool deadline_pending = false;          ///< the step timeout starts when a writer uses it
   std::size_t bytes = 0;                  ///< sum of the chunks' sizes
 };
 

@@ -201,6 +201,24 @@ Outcome put_reference(CommandContext& c) {
   });
 }
 
+// A SEGMENTS reply: [[id, fresh] per segment, [dropped id...]], the memfd of each fresh segment
+// passed alongside, in order.
+void reply_segments(CommandContext& c, const std::vector<SegmentPool::Lent>& lent,
+                    const std::vector<std::uint64_t>& dropped) {
+  for (const SegmentPool::Lent& l : lent) {
+    if (l.fresh) c.reply.pass_fd(l.segment->fd(), l.segment);
+  }
+  c.reply.array(2);
+  c.reply.array(lent.size());
+  for (const SegmentPool::Lent& l : lent) {
+    c.reply.array(2);
+    c.reply.integer(static_cast<std::int64_t>(l.segment->id()));
+    c.reply.integer(l.fresh ? 1 : 0);
+  }
+  c.reply.array(dropped.size());
+  for (std::uint64_t id : dropped) c.reply.integer(static_cast<std::int64_t>(id));
+}
+
 // SS.STREAM.SEGMENTS stream rank step size [size ...] -> [[id, fresh] per size, [dropped id...]];
 // the memfd of each fresh segment is passed alongside, in order; dropped: this writer's segments
 // destroyed since its last call (to unmap). Needs SS.SHM.ATTACH (a Unix socket).
@@ -219,18 +237,7 @@ Outcome segments(CommandContext& c) {
     c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
       lent = s.lend_segments(rank, step, sizes, session, create, &dropped);
     });
-    for (const SegmentPool::Lent& l : lent) {
-      if (l.fresh) c.reply.pass_fd(l.segment->fd(), l.segment);
-    }
-    c.reply.array(2);
-    c.reply.array(lent.size());
-    for (const SegmentPool::Lent& l : lent) {
-      c.reply.array(2);
-      c.reply.integer(static_cast<std::int64_t>(l.segment->id()));
-      c.reply.integer(l.fresh ? 1 : 0);
-    }
-    c.reply.array(dropped.size());
-    for (std::uint64_t id : dropped) c.reply.integer(static_cast<std::int64_t>(id));
+    reply_segments(c, lent, dropped);
     return Outcome::kDone;
   });
 }
@@ -257,15 +264,51 @@ Outcome attr(CommandContext& c) {
   });
 }
 
-// SS.STREAM.END stream rank step
+// SS.STREAM.END stream rank step [NEXT next-step [size ...]]. Plain: +OK. With NEXT, the writer
+// also reserves its next step if a slot is free now (Stream::reserve), and, given sizes and
+// shared memory, gets segments lent for it: [1 or 0 (reserved), SEGMENTS reply or nil]. A step
+// it reserved is begun without a round trip (its first chunk, attribute or END uses it); a BEGIN
+// of another step withdraws the reservation, as does closing or disconnecting, and a step only
+// reservations held goes unseen by readers.
 Outcome end(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::int64_t step = parse_step(c.arg(3));
+    std::optional<std::int64_t> next;
+    std::vector<std::size_t> sizes;
+    if (c.argc() > 4) {
+      if (!equals_nocase(c.arg(4), "NEXT") || c.argc() < 6) {
+        throw StreamError("expected NEXT next-step [size ...] after the step");
+      }
+      next = parse_step(c.arg(5));
+      if (*next <= step) throw StreamError("NEXT must name a later step than " + std::to_string(step));
+      if (c.argc() > 6) sizes = parse_segment_sizes(c, 6);
+    }
     const std::uint64_t session = c.session.id();
-    c.server.streams().with_existing(c.arg(1), writer_here(rank, session),
-                                     [&](Stream& s) { s.end(rank, step, session); });
-    c.reply.simple("OK");
+    bool reserved = false;
+    std::vector<SegmentPool::Lent> lent;
+    std::vector<std::uint64_t> dropped;
+    const bool lend = !sizes.empty() && c.session.shm;
+    const SegmentPool::Create create = lend ? segment_maker(c) : SegmentPool::Create();
+    c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
+      s.end(rank, step, session);
+      if (next) {
+        reserved = s.reserve(rank, *next, lend ? std::span<const std::size_t>(sizes)
+                                               : std::span<const std::size_t>(),
+                             session, lend ? &create : nullptr, &lent, &dropped);
+      }
+    });
+    if (!next) {
+      c.reply.simple("OK");
+      return Outcome::kDone;
+    }
+    c.reply.array(2);
+    c.reply.integer(reserved ? 1 : 0);
+    if (reserved && lend && !lent.empty()) {
+      reply_segments(c, lent, dropped);
+    } else {
+      c.reply.null();
+    }
     return Outcome::kDone;
   });
 }
@@ -316,8 +359,11 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
      "stream rank step path name string|int|float|strings|ints|floats value [value ...]",
      "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK."},
-    {"SS.STREAM.END", 4, kWrite, 1, 1, 1, end, "stream", "stream rank step",
-     "Ends a step for this writer; it becomes visible once every writer has ended it: +OK."},
+    {"SS.STREAM.END", -4, kWrite, 1, 1, 1, end, "stream",
+     "stream rank step [NEXT next-step [size ...]]",
+     "Ends a step for this writer; it becomes visible once every writer has ended it: +OK. With "
+     "NEXT, also reserves the writer's next step if a slot is free now, with segments of the "
+     "sizes lent for it: [1|0 reserved, SEGMENTS reply or nil]."},
     {"SS.STREAM.CLOSE", 3, kWrite, 1, 1, 1, close, "stream", "stream rank",
      "The writer is done with the stream; readers get end once every writer has closed: +OK."},
   });
