@@ -18,6 +18,7 @@ std::optional<LossKind> parse_loss(std::string_view name) {
   const std::string l = ascii_lower(name);
   if (l == "mse") return LossKind::kMse;
   if (l == "l1") return LossKind::kL1;
+  if (l == "script") return LossKind::kScript;
   return std::nullopt;
 }
 
@@ -30,6 +31,13 @@ std::string_view optimizer_name(OptimizerKind kind) {
   return "adamw";
 }
 
-std::string_view loss_name(LossKind kind) { return kind == LossKind::kMse ? "mse" : "l1"; }
+std::string_view loss_name(LossKind kind) {
+  switch (kind) {
+    case LossKind::kMse: return "mse";
+    case LossKind::kL1: return "l1";
+    case LossKind::kScript: break;
+  }
+  return "script";
+}
 
 }  // namespace slipstream::ml

@@ -13,7 +13,7 @@ using train::LossKind;
 using train::OptimizerKind;
 using train::TrainOptions;
 
-/// "sgd", "adam", "adamw" / "mse", "l1" (case-insensitive); nullopt otherwise.
+/// "sgd", "adam", "adamw" / "mse", "l1", "script" (case-insensitive); nullopt otherwise.
 std::optional<OptimizerKind> parse_optimizer(std::string_view name);
 std::optional<LossKind> parse_loss(std::string_view name);
 

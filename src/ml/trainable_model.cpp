@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "ml/torch_interop.hpp"
@@ -67,6 +68,7 @@ struct TrainableModel::State {
   std::vector<at::Tensor> params;
   std::size_t count = 0;
   TrainOptions options;
+  std::optional<torch::jit::Module> loss_module;  // LossKind::kScript
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 
   // forward(inputs) and the loss against `target`, with or without autograd.
@@ -86,6 +88,7 @@ struct TrainableModel::State {
                          "; training needs one tensor to compare with the target");
       }
       at::Tensor out = result.toTensor();
+      if (loss_module) return scripted_loss(out, targets[0]);
       if (out.sizes() != targets[0].sizes()) {
         throw TrainError("the model's output has shape " +
                          shape_text({out.sizes().data(), out.sizes().size()}) +
@@ -100,6 +103,30 @@ struct TrainableModel::State {
     } catch (const std::exception& e) {
       throw TrainError("forward failed: " + describe(e));
     }
+  }
+
+  // The user's loss module on the output and the target as they are.
+  std::pair<at::Tensor, double> scripted_loss(const at::Tensor& out, const at::Tensor& target) {
+    c10::IValue result;
+    try {
+      result = loss_module->forward({out, target});
+    } catch (const std::exception& e) {
+      throw TrainError("the loss module failed: " + describe(e));
+    }
+    if (!result.isTensor() || result.toTensor().numel() != 1) {
+      throw TrainError(std::string("the loss module returned ") +
+                       (result.isTensor() ? "a tensor of shape " +
+                                                shape_text({result.toTensor().sizes().data(),
+                                                            result.toTensor().sizes().size()})
+                                          : "a " + std::string(result.tagKind())) +
+                       "; it must return the loss as a one-element tensor");
+    }
+    at::Tensor value = result.toTensor().reshape({}).to(at::kDouble);
+    if (c10::GradMode::is_enabled() && !value.requires_grad()) {
+      throw TrainError("the loss module's result does not depend on the model's output (no "
+                       "gradient flows back through it)");
+    }
+    return {value, value.item<double>()};
   }
 
   // Each parameter's slice of a flat buffer of `count` floats.
@@ -135,6 +162,17 @@ std::unique_ptr<TrainableModel> TrainableModel::load(std::string_view archive,
     throw TrainError("the model cannot be loaded: " + describe(e));
   }
   state->module.train(true);
+  if (options.loss == LossKind::kScript) {
+    try {
+      std::istringstream in{options.loss_module};
+      state->loss_module = torch::jit::load(in);
+    } catch (const std::exception& e) {
+      throw TrainError("the loss module cannot be loaded: " + describe(e));
+    }
+    if (!state->loss_module->find_method("forward")) {
+      throw TrainError("the loss module has no forward method");
+    }
+  }
   for (const auto& named : state->module.named_parameters(/*recurse=*/true)) {
     at::Tensor p = named.value;
     if (p.scalar_type() != at::kFloat) {

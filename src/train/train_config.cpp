@@ -169,6 +169,7 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
   model.required("file", c.model.file);
   model.required("samples", c.model.samples);
   model.string("publish_as", c.model.publish_as);
+  model.string("loss", c.model.loss);
   model.finish();
 
   Section train = section("train");
@@ -177,7 +178,8 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
                                   {{"sgd", ml::OptimizerKind::kSgd},
                                    {"adam", ml::OptimizerKind::kAdam},
                                    {"adamw", ml::OptimizerKind::kAdamW}});
-  train.choice<ml::LossKind>("loss", o.loss, {{"mse", ml::LossKind::kMse}, {"l1", ml::LossKind::kL1}});
+  train.choice<ml::LossKind>("loss", o.loss, {{"mse", ml::LossKind::kMse}, {"l1", ml::LossKind::kL1},
+                                             {"script", ml::LossKind::kScript}});
   train.number("learning_rate", o.learning_rate, [](double v) { return v > 0; }, "more than 0");
   train.number("momentum", o.momentum, [](double v) { return v >= 0; }, "0 or more");
   train.number("weight_decay", o.weight_decay, [](double v) { return v >= 0; }, "0 or more");
@@ -195,6 +197,14 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
   train.size("validation_samples", c.train.validation_samples, 1);
   train.integer("validate_every", c.train.validate_every, 1);
   train.finish();
+  if (o.loss == ml::LossKind::kScript && c.model.loss.empty()) {
+    throw ConfigError(name + ": [train] loss = \"script\" needs [model] loss, the file of the "
+                      "TorchScript loss module (forward(output, target) -> loss)");
+  }
+  if (o.loss != ml::LossKind::kScript && !c.model.loss.empty()) {
+    throw ConfigError(name + ": [model] loss names a TorchScript loss module: set [train] loss = "
+                      "\"script\" to use it");
+  }
   if (o.momentum > 0 && o.optimizer != ml::OptimizerKind::kSgd) {
     throw ConfigError(name + ": [train] momentum is an option of optimizer = \"sgd\" (adam and "
                       "adamw keep their own moments)");
@@ -250,8 +260,8 @@ TrainConfig load_train_config(const std::string& path) {
   text << in.rdbuf();
   TrainConfig c = parse_train_config(text.str(), path);
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
-  for (std::string* file : {&c.model.file, &c.model.samples, &c.checkpoint.dir, &c.metrics.csv,
-                            &c.metrics.json}) {
+  for (std::string* file : {&c.model.file, &c.model.samples, &c.model.loss, &c.checkpoint.dir,
+                            &c.metrics.csv, &c.metrics.json}) {
     if (!file->empty() && std::filesystem::path(*file).is_relative()) {
       *file = (base / *file).lexically_normal().string();
     }

@@ -34,6 +34,7 @@ struct TrainConfig {
     std::string file;            ///< required: the TorchScript module to train
     std::string samples;         ///< required: TorchScript sample builder (step -> input, target)
     std::string publish_as = "model";  ///< the model's key on the server
+    std::string loss;            ///< TorchScript loss module, for [train] loss = "script"
   } model;
   struct Train {
     ml::TrainOptions options;

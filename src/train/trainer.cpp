@@ -451,6 +451,13 @@ Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progr
   const std::optional<TrainerCheckpoint> checkpoint =
       s.config.checkpoint.dir.empty() ? std::nullopt : s.read_checkpoint();
   std::string resumed;
+  if (s.config.train.options.loss == LossKind::kScript) {
+    std::ifstream in(s.config.model.loss, std::ios::binary);
+    if (!in) throw TrainerError("cannot read the loss module " + s.config.model.loss);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    s.config.train.options.loss_module = bytes.str();
+  }
   try {
     s.builder = SampleBuilder::from_file(s.config.model.samples);
     // A checkpoint's model, or the model file as configured. Collective: every rank loads one,

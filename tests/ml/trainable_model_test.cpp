@@ -55,7 +55,71 @@ TEST(TrainableModel, NamesParse) {
   EXPECT_EQ(parse_optimizer("sgd"), OptimizerKind::kSgd);
   EXPECT_FALSE(parse_optimizer("lbfgs"));
   EXPECT_EQ(parse_loss("L1"), LossKind::kL1);
+  EXPECT_EQ(parse_loss("script"), LossKind::kScript);
   EXPECT_FALSE(parse_loss("huber"));
+}
+
+TrainOptions scripted_loss(const std::string& body, double lr = 0.1) {
+  TrainOptions o = sgd(lr);
+  o.loss = LossKind::kScript;
+  o.loss_module = testing::module_from_source(
+      "Loss", "def forward(self, output: Tensor, target: Tensor) -> Tensor:\n" + body);
+  return o;
+}
+
+// A TorchScript loss: the user's MSE gives the very updates of the built-in one, a loss over
+// targets of another shape and dtype (class indices) trains, and a bad loss is a clear error.
+TEST(TrainableModel, AScriptedLossTrainsAndItsErrorsAreClear) {
+  auto builtin = TrainableModel::load(testing::linear_model(0.0f, 0.0f), sgd(0.1));
+  auto scripted = TrainableModel::load(testing::linear_model(0.0f, 0.0f),
+                                       scripted_loss("  return ((output - target) ** 2).mean()\n"));
+  const Data data(16);
+  const TensorView x = data.x();
+  for (int step = 0; step < 5; ++step) {
+    EXPECT_NEAR(scripted->accumulate({&x, 1}, data.y()), builtin->accumulate({&x, 1}, data.y()),
+                1e-6);
+    builtin->step();
+    scripted->step();
+  }
+  const std::vector<float> a = flat_parameters(*builtin), b = flat_parameters(*scripted);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6);
+  EXPECT_NEAR(scripted->evaluate({&x, 1}, data.y()), builtin->evaluate({&x, 1}, data.y()), 1e-6);
+
+  // Targets as they are: int64 labels [n] against an output [n, 1] (here: push the output
+  // towards the label).
+  auto labels_model = TrainableModel::load(
+      testing::linear_model(0.0f, 0.0f),
+      scripted_loss("  return ((output.squeeze(1) - target.to(output.dtype)) ** 2).mean()\n"));
+  std::vector<std::int64_t> labels(data.xs.size(), 3), label_shape{
+      static_cast<std::int64_t>(labels.size())};
+  const TensorView y{DType::kInt64, label_shape, labels.data(), labels.size() * 8};
+  const double before = labels_model->evaluate({&x, 1}, y);
+  for (int step = 0; step < 100; ++step) {
+    labels_model->accumulate({&x, 1}, y);
+    labels_model->step();
+  }
+  EXPECT_LT(labels_model->evaluate({&x, 1}, y), before / 100);
+
+  auto error_of = [&](const TrainOptions& o) -> std::string {
+    try {
+      auto m = TrainableModel::load(testing::linear_model(0.0f, 0.0f), o);
+      m->accumulate({&x, 1}, data.y());
+    } catch (const TrainError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(error_of(scripted_loss("  return output - target\n")).find("one-element tensor"),
+            std::string::npos);
+  EXPECT_NE(error_of(scripted_loss("  return target.sum()\n")).find("does not depend"),
+            std::string::npos);
+  EXPECT_NE(error_of(scripted_loss("  return output.mean() + torch.ones(3)\n"))
+                .find("the loss module"),
+            std::string::npos);
+  TrainOptions garbage = sgd(0.1);
+  garbage.loss = LossKind::kScript;
+  garbage.loss_module = "not a module";
+  EXPECT_NE(error_of(garbage).find("the loss module cannot be loaded"), std::string::npos);
 }
 
 TEST(TrainableModel, LinearRegressionReachesTheExactAnswer) {

@@ -193,6 +193,30 @@ def test_trainer_config_errors_name_the_file_and_key(server, key, tmp_path):
     assert "train.toml" in done.stderr and "learnig_rate" in done.stderr
 
 
+class HuberLoss(torch.nn.Module):
+    """A loss the trainer does not have built in, as a TorchScript module."""
+
+    def forward(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.smooth_l1_loss(output, target, beta=0.1)
+
+
+def test_trainer_learns_with_a_torchscript_loss(server, client, key, tmp_path):
+    stream = key("sine")
+    torch.jit.save(torch.jit.script(HuberLoss()), str(tmp_path / "loss.pt"))
+    path = config(tmp_path, stream, server.unix_address, model={"loss": "loss.pt"},
+                  train={"loss": "script"})
+    trainer = subprocess.Popen(trainer_command(path), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    write_sine(server.unix_address, stream, 15)
+    output, _ = trainer.communicate(timeout=240)
+    assert trainer.returncode == 0, output
+    assert held_out_loss(client, f"{stream}-model") < 0.01, output
+    # A loss module that is not one: a clear error before anything is read.
+    (tmp_path / "loss.pt").write_bytes(b"not a module")
+    done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "the loss module cannot be loaded" in done.stderr, done.stderr
+
+
 def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_path):
     stream = key("sine")
     model = f"{stream}-model"

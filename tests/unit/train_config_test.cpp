@@ -156,6 +156,15 @@ TEST(TrainConfig, ErrorsNameTheFileTheLineTheSectionAndTheKey) {
   EXPECT_NE(error_of(base + "[replay]\nmax_samples = 10\nmin_fill = 11\n").find("never start"),
             std::string::npos);
   EXPECT_NE(error_of(base + "[stream\n").find("cannot parse t.toml"), std::string::npos);
+  // A TorchScript loss: "script" and its file go together.
+  EXPECT_NE(error_of(base + "[train]\nloss = \"script\"\n").find("needs [model] loss"),
+            std::string::npos);
+  const std::string with_loss_file = base + "loss = \"loss.pt\"\n";  // in [model]
+  EXPECT_NE(error_of(with_loss_file).find("set [train] loss = \"script\""), std::string::npos);
+  EXPECT_EQ(error_of(with_loss_file + "[train]\nloss = \"script\"\n"), "");
+  EXPECT_EQ(parse_train_config(with_loss_file + "[train]\nloss = \"script\"\n", "t.toml")
+                .train.options.loss,
+            ml::LossKind::kScript);
 }
 
 TEST(TrainConfig, RelativePathsAreResolvedAgainstTheConfigsDirectory) {
