@@ -191,6 +191,18 @@ std::string Server::log_level() const {
   std::lock_guard lock(settings_mutex_);
   return log_level_;
 }
+std::optional<std::string> Server::stored_setting(std::string_view name) const {
+  std::lock_guard lock(settings_mutex_);
+  auto it = stored_settings_.find(name);
+  if (it == stored_settings_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Server::store_setting(std::string_view name, std::string value) {
+  std::lock_guard lock(settings_mutex_);
+  stored_settings_.insert_or_assign(std::string(name), std::move(value));
+}
+
 bool Server::set_log_level(const std::string& level) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return false;

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -104,6 +105,10 @@ class Server {
   std::string log_level() const;
   /// Returns false for an unknown level name.
   bool set_log_level(const std::string& level);
+  /// Redis settings this server accepts and answers on CONFIG GET without acting on them (Lua,
+  /// slow log, encodings ...: see CONFIG in commands_server.cpp). nullopt: never set here.
+  std::optional<std::string> stored_setting(std::string_view name) const;
+  void store_setting(std::string_view name, std::string value);
   const ServerOptions& options() const noexcept { return options_; }
   unsigned io_threads() const noexcept { return io_threads_; }
 
@@ -155,6 +160,7 @@ class Server {
   mutable std::mutex settings_mutex_;
   std::string password_;   // guarded by settings_mutex_
   std::string log_level_;  // guarded by settings_mutex_
+  std::map<std::string, std::string, std::less<>> stored_settings_;  // guarded by settings_mutex_
   std::atomic<std::size_t> max_bulk_len_;
   std::atomic<std::size_t> max_clients_;
   std::atomic<bool> protected_mode_;

@@ -125,5 +125,25 @@ TEST(ConfigTest, GetSetSubset) {
   EXPECT_TRUE(c.call({"CONFIG", "SET", "port", "1"}).is_error());  // read-only
 }
 
+// Redis settings that clients set (SmartRedis's config_set sends lua-time-limit) are accepted,
+// checked, stored and answered, though they change nothing here; unknown names stay refused,
+// and a bad pair changes nothing.
+TEST(ConfigTest, HarmlessRedisSettingsAreStoredAndAnswered) {
+  ServerProcess server;
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "lua-time-limit"}).str(), "[$lua-time-limit, $5000]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "lua-time-limit", "1000", "ignore-warnings",
+                      "ARM64-COW-BUG"}).is_ok());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "lua-time-limit"}).str(), "[$lua-time-limit, $1000]");
+  EXPECT_EQ(c.call({"CONFIG", "GET", "ignore-warnings"}).str(),
+            "[$ignore-warnings, $ARM64-COW-BUG]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "lua-time-limit", "soon"}).is_error());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "activerehashing", "maybe"}).is_error());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "activerehashing", "NO"}).is_ok());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "activerehashing"}).str(), "[$activerehashing, $no]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "hz", "20", "lua-time-limt", "1"}).is_error());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "hz"}).str(), "[$hz, $10]");  // the bad pair changed nothing
+}
+
 }  // namespace
 }  // namespace slipstream::testing

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "common/ascii.hpp"
 #include "common/glob.hpp"
 #include "server/commands/command_util.hpp"
 #include "server/net/reply.hpp"
@@ -285,8 +286,67 @@ std::string set_size(std::string_view value, const std::function<void(std::size_
   return {};
 }
 
-const std::vector<ConfigParam>& config_params() {
-  static const std::vector<ConfigParam> params = {
+// Redis settings that clients set and that mean nothing here (no Lua, no slow log, no latency
+// monitor, no keyspace notifications, no listpack encodings, no AOF, no lazy freeing): SmartRedis's
+// config_set sends some of them (lua-time-limit, ignore-warnings). They are accepted, checked as
+// Redis checks their type, stored, and answered on CONFIG GET (Redis 7's default until set); they
+// change nothing. Names Redis does not know stay refused.
+struct StoredSetting {
+  std::string_view name;
+  std::string_view redis_default;
+  enum class Kind { kInteger, kYesNo, kText } kind;
+};
+constexpr StoredSetting kStoredSettings[] = {
+    {"lua-time-limit", "5000", StoredSetting::Kind::kInteger},
+    {"busy-reply-threshold", "5000", StoredSetting::Kind::kInteger},
+    {"ignore-warnings", "", StoredSetting::Kind::kText},
+    {"slowlog-log-slower-than", "10000", StoredSetting::Kind::kInteger},
+    {"slowlog-max-len", "128", StoredSetting::Kind::kInteger},
+    {"latency-monitor-threshold", "0", StoredSetting::Kind::kInteger},
+    {"latency-tracking", "yes", StoredSetting::Kind::kYesNo},
+    {"notify-keyspace-events", "", StoredSetting::Kind::kText},
+    {"hz", "10", StoredSetting::Kind::kInteger},
+    {"dynamic-hz", "yes", StoredSetting::Kind::kYesNo},
+    {"timeout", "0", StoredSetting::Kind::kInteger},
+    {"tcp-keepalive", "300", StoredSetting::Kind::kInteger},
+    {"maxmemory-samples", "5", StoredSetting::Kind::kInteger},
+    {"activerehashing", "yes", StoredSetting::Kind::kYesNo},
+    {"lazyfree-lazy-eviction", "no", StoredSetting::Kind::kYesNo},
+    {"lazyfree-lazy-expire", "no", StoredSetting::Kind::kYesNo},
+    {"lazyfree-lazy-server-del", "no", StoredSetting::Kind::kYesNo},
+    {"lazyfree-lazy-user-del", "no", StoredSetting::Kind::kYesNo},
+    {"appendfsync", "everysec", StoredSetting::Kind::kText},
+    {"hash-max-listpack-entries", "128", StoredSetting::Kind::kInteger},
+    {"hash-max-listpack-value", "64", StoredSetting::Kind::kInteger},
+    {"list-max-listpack-size", "-2", StoredSetting::Kind::kInteger},
+    {"list-compress-depth", "0", StoredSetting::Kind::kInteger},
+    {"set-max-intset-entries", "512", StoredSetting::Kind::kInteger},
+    {"zset-max-listpack-entries", "128", StoredSetting::Kind::kInteger},
+    {"stream-node-max-bytes", "4096", StoredSetting::Kind::kInteger},
+    {"stream-node-max-entries", "100", StoredSetting::Kind::kInteger},
+};
+
+ConfigParam stored_param(const StoredSetting& setting) {
+  const std::string name(setting.name), fallback(setting.redis_default);
+  const StoredSetting::Kind kind = setting.kind;
+  return ConfigParam{
+      setting.name,
+      [name, fallback](Server& s) { return s.stored_setting(name).value_or(fallback); },
+      [name, kind](Server& s, std::string_view v) {
+        if (kind == StoredSetting::Kind::kInteger && !parse_int(v)) {
+          return std::string("argument must be an integer");
+        }
+        if (kind == StoredSetting::Kind::kYesNo && !equals_nocase(v, "yes") &&
+            !equals_nocase(v, "no")) {
+          return std::string("argument must be 'yes' or 'no'");
+        }
+        s.store_setting(name, kind == StoredSetting::Kind::kYesNo ? ascii_lower(v) : std::string(v));
+        return std::string();
+      }};
+}
+
+std::vector<ConfigParam> make_config_params() {
+  std::vector<ConfigParam> params = {
       {"maxmemory", [](Server& s) { return std::to_string(s.keyspace().max_memory()); },
        [](Server& s, std::string_view v) {
          return set_size(v, [&](std::size_t n) { s.keyspace().set_max_memory(n); });
@@ -360,6 +420,12 @@ const std::vector<ConfigParam>& config_params() {
       {"save", [](Server&) { return std::string(""); }, nullptr},
       {"appendonly", [](Server&) { return std::string("no"); }, nullptr},
   };
+  for (const StoredSetting& setting : kStoredSettings) params.push_back(stored_param(setting));
+  return params;
+}
+
+const std::vector<ConfigParam>& config_params() {
+  static const std::vector<ConfigParam> params = make_config_params();
   return params;
 }
 
