@@ -342,7 +342,9 @@ bool StepQueue::settle(std::int64_t number) {
             : group.members.empty();
     it = done ? step->holds.erase(it) : std::next(it);
   }
-  if (step->holds.empty() && step->ever_held) {
+  // Until the expected groups have all joined, a step the groups so far are done with is kept
+  // for the ones still to come (they start at the oldest step held).
+  if (step->holds.empty() && step->ever_held && groups_.size() >= config_.expected_groups) {
     free_step(number);
     return true;
   }
@@ -394,6 +396,13 @@ void StepQueue::join(const std::string& name, std::uint32_t rank, const GroupCon
   }
   group.last_handed[rank] = -1;
   if (group.members.size() == group.config.size) group.assembled = true;
+  if (created && groups_.size() == config_.expected_groups) {
+    // The last expected group: steps kept for it that it does not take (it starts at the newest)
+    // go now.
+    std::vector<std::int64_t> numbers;
+    for (const auto& [number, step] : steps_) numbers.push_back(number);
+    for (std::int64_t number : numbers) settle(number);
+  }
 }
 
 Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {

@@ -42,8 +42,10 @@ struct StreamConfig {
   /// begins a step), so that L = 1 means one step in memory. At least 1.
   std::size_t queue_limit = 2;
   /// Groups the writers wait for: until this many groups have joined, complete steps that no
-  /// group holds are kept (writers wait for a slot) instead of being dropped when a slot is
-  /// needed. 0: such steps are dropped, oldest first, and counted.
+  /// group holds, or that the groups so far have all released, are kept (writers wait for a
+  /// slot) for the groups still to come, instead of being dropped or freed, so that each
+  /// expected group sees the steps from the first. 0: steps no group holds are dropped when a
+  /// slot is needed, oldest first, and counted.
   std::uint32_t expected_groups = 0;
   /// When a writer fails: true ends the stream after the steps already complete; false goes on
   /// with the surviving writers.

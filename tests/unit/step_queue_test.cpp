@@ -170,6 +170,35 @@ TEST(StepQueue, StepsNobodyWantsAreDroppedOnlyAfterTheExpectedGroupsJoined) {
   EXPECT_EQ(eager.held_steps(), (std::vector<std::int64_t>{1, 2}));
 }
 
+// Each expected group sees the steps from the first, whichever joins first and however fast it
+// reads: what the groups so far released is kept for the ones still to come.
+TEST(StepQueue, EveryExpectedGroupSeesTheStepsFromTheFirst) {
+  for (const StartAt last_start : {StartAt::kOldest, StartAt::kNewest}) {
+    StreamConfig config{1, 2};
+    config.expected_groups = 2;
+    StepQueue queue(config);
+    ASSERT_TRUE(write_step(queue, 0));
+    ASSERT_TRUE(write_step(queue, 1));
+    queue.join("early", 0, block_group(1));
+    EXPECT_EQ(read_step(queue, "early", 0), 0);
+    EXPECT_EQ(read_step(queue, "early", 0), 1);
+    EXPECT_EQ(queue.next("early", 0).kind, Kind::kWait);
+    EXPECT_EQ(queue.held_steps(), (std::vector<std::int64_t>{0, 1}));  // kept for the second
+    EXPECT_FALSE(queue.begin(0, 2));                                    // the writer waits
+    queue.join("late", 0, block_group(1, last_start));
+    if (last_start == StartAt::kOldest) {
+      EXPECT_EQ(read_step(queue, "late", 0), 0);
+      EXPECT_EQ(read_step(queue, "late", 0), 1);
+    } else {  // it wants only what comes: the kept steps go as it joins
+      EXPECT_TRUE(queue.held_steps().empty());
+    }
+    ASSERT_TRUE(queue.begin(0, 2));
+    queue.end(0, 2);
+    EXPECT_EQ(read_step(queue, "late", 0), 2);
+    EXPECT_EQ(read_step(queue, "early", 0), 2);
+  }
+}
+
 TEST(StepQueue, WriterFailureAbortsItsStepAndTheStreamGoesOnWithTheOthers) {
   StepQueue queue(StreamConfig{2, 2});
   queue.join("g", 0, block_group(1));
