@@ -207,12 +207,14 @@ bool Stream::reserve(std::uint32_t rank, std::int64_t step, std::span<const std:
   return true;
 }
 
-void Stream::withdraw_reservation(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
-  check_writer(rank, session);
-  auto data = step_data_.find(step);
-  if (data == step_data_.end() || data->second.reserved.erase(rank) == 0) return;
-  data->second.begun.erase(rank);
-  queue_->withdraw(rank, step);  // a step only reservations held is freed (drop_freed)
+void Stream::withdraw_reservation(std::uint32_t rank) {
+  const std::optional<std::int64_t> reserved = queue_ ? queue_->reservation(rank) : std::nullopt;
+  if (!reserved) return;
+  if (auto data = step_data_.find(*reserved); data != step_data_.end()) {
+    data->second.reserved.erase(rank);
+    data->second.begun.erase(rank);
+  }
+  queue_->withdraw(rank, *reserved);  // a step only reservations held is freed (drop_freed)
 }
 
 StepData& Stream::open_step(std::uint32_t rank, std::int64_t step) {
@@ -331,7 +333,7 @@ void Stream::refuse(std::uint32_t rank, std::int64_t step) {
 
 void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
   check_writer(rank, session);
-  if (auto reserved = queue_->reservation(rank)) withdraw_reservation(rank, *reserved, session);
+  withdraw_reservation(rank);  // a step it only reserved was never begun: not aborted
   std::optional<std::int64_t> open;  // a writer has at most one open step
   for (const auto& [number, data] : step_data_) {
     if (data.begun.count(rank) && !data.ended.count(rank)) open = number;
@@ -347,14 +349,7 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
 }
 
 void Stream::fail_writer(std::uint32_t rank) {
-  if (auto reserved = queue_ ? queue_->reservation(rank) : std::nullopt) {
-    // A step it only reserved was never begun: withdrawn, not aborted.
-    if (auto data = step_data_.find(*reserved); data != step_data_.end()) {
-      data->second.reserved.erase(rank);
-      data->second.begun.erase(rank);
-    }
-    queue_->withdraw(rank, *reserved);
-  }
+  withdraw_reservation(rank);  // a step it only reserved was never begun: not aborted
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
   std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
   RemoteWork::Drop unclaimed;         // its colocated chunks of them may not be named here yet

@@ -172,9 +172,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool reserve(std::uint32_t rank, std::int64_t step, std::span<const std::size_t> sizes,
                std::uint64_t session, const SegmentPool::Create* create,
                std::vector<SegmentPool::Lent>* lent, std::vector<std::uint64_t>* dropped);
-  /// Takes back writer `rank`'s reservation of `step` (StepQueue::withdraw); nothing when it
-  /// holds none (the step was aborted meanwhile, or it was used).
-  void withdraw_reservation(std::uint32_t rank, std::int64_t step, std::uint64_t session);
   /// Sets a stream-level (attribute.step == -1) or step attribute; last write wins.
   void set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session);
   /// Ends the step for the writer; refused (once) after refuse() for it.
@@ -250,6 +247,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Writer `rank` uses `step`: its reservation (if any) is confirmed, and the step's timeout
   // starts if it has not yet.
   void use_reservation(std::uint32_t rank, std::int64_t step, StepData& data);
+  // Takes back the step writer `rank` reserved and has not used, if any (StepQueue::withdraw):
+  // when it closes or disconnects.
+  void withdraw_reservation(std::uint32_t rank);
   StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery) const;
   void fail_writer(std::uint32_t rank);
   // Aborted steps, so that a surviving writer still busy with one is told so (StreamAborted)
