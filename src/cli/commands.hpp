@@ -17,4 +17,9 @@ std::function<int()> add_stream_command(CLI::App& app);
 /// Adds `slipstream train CONFIG` (runs the trainer, slipstream-train).
 std::function<int()> add_train_command(CLI::App& app);
 
+/// Adds `slipstream run EXPERIMENT` (the launcher, src/launch).
+std::function<int()> add_run_command(CLI::App& app);
+/// Adds `slipstream status [RUN_DIR]` (an experiment's status table).
+std::function<int()> add_status_command(CLI::App& app);
+
 }  // namespace slipstream::cli

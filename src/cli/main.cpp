@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   auto run_ml_worker = slipstream::cli::add_ml_worker_command(app);
   auto run_stream = slipstream::cli::add_stream_command(app);
   auto run_train = slipstream::cli::add_train_command(app);
+  auto run_run = slipstream::cli::add_run_command(app);
+  auto run_status = slipstream::cli::add_status_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,6 +29,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("ml-worker")) return run_ml_worker();
     if (app.got_subcommand("stream")) return run_stream();
     if (app.got_subcommand("train")) return run_train();
+    if (app.got_subcommand("run")) return run_run();
+    if (app.got_subcommand("status")) return run_status();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     std::cerr << "slipstream: " << e.what() << "\n";

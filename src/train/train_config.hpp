@@ -10,15 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "common/config_error.hpp"
 #include "ml/train_options.hpp"
 #include "slipstream/replay_memory.hpp"
 
 namespace slipstream::train {
 
-class ConfigError : public std::runtime_error {
- public:
-  explicit ConfigError(const std::string& message) : std::runtime_error(message) {}
-};
+using ConfigError = slipstream::ConfigError;
 
 struct TrainConfig {
   struct Stream {

@@ -1,0 +1,27 @@
+// The local back-end: starts a plan's processes on this machine (MPI applications and trainers
+// through mpirun), watches them, applies their failure policies and stops everything at the end,
+// servers last. The run directory then holds each process's folder and logs, plan.txt, and
+// status.txt / status.json (rewritten while it runs; `slipstream status` prints them).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "launch/experiment.hpp"
+#include "launch/placement.hpp"
+
+namespace slipstream::launch {
+
+struct RunOptions {
+  /// A run directory left by an earlier run (it holds status.json) is removed first; any other
+  /// existing folder is never touched.
+  bool overwrite = false;
+  std::ostream* progress = nullptr;  ///< events and status lines; nullptr: quiet
+};
+
+/// Runs the plan to its end. Returns 0 when every application and trainer ended successfully
+/// (after restarts), 1 when one failed, 130 after SIGINT/SIGTERM. Throws for what stops it from
+/// starting (a run directory that cannot be made, an input file that cannot be copied).
+int run_local(const Experiment& x, const Plan& plan, const RunOptions& options);
+
+}  // namespace slipstream::launch

@@ -1,0 +1,62 @@
+// Placement: an experiment turned, once, into the processes to start (servers' shards, ensemble
+// members, trainers), with their commands, environments, run directories, nodes and the order
+// they start in. Every back-end starts the same plan; `slipstream run --dry-run` prints it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "launch/experiment.hpp"
+
+namespace slipstream::launch {
+
+struct ProcessPlan {
+  enum class Kind { kServer, kApplication, kTrainer };
+  Kind kind = Kind::kApplication;
+  std::string name;         ///< unique in the experiment: a server shard, a member, a trainer
+  std::string group;        ///< the [[server]], [[application]] or [[trainer]] it comes from
+  int index = 0;            ///< the shard's or member's position in its group
+  std::string node = "localhost";
+  int ranks = 1;
+  /// The command. Servers: `slipstream server` with the user's options; the back-end adds the
+  /// port, the snapshot folder and the cluster's members it chose. Others: the whole command,
+  /// mpirun and its options included when ranks > 1.
+  std::vector<std::string> argv;
+  /// Environment the launcher sets, on top of its own: the user's `env`, SSKEYIN and SSKEYOUT.
+  /// SSDB (the server's addresses) is added when the servers have started.
+  std::map<std::string, std::string> env;
+  std::vector<std::string> exported;  ///< names passed to mpirun with -x (ranks > 1)
+  std::string run_dir;      ///< the process's own folder: logs, copied inputs, snapshots
+  /// Servers: the Unix socket a colocated server also listens on, which the processes of its
+  /// node reach it through (SSDB), with shared memory; empty for the others.
+  std::string unix_socket;
+  std::string workdir;      ///< where it runs (its run_dir unless the file says otherwise)
+  std::map<std::string, std::string> params;  ///< the member's placeholders
+  std::vector<std::string> copy, link, configure;
+  std::vector<std::string> after;  ///< processes that must end successfully first
+  std::string server;              ///< the server group it talks to ("" for none)
+  FailurePolicy on_failure;
+  double timeout_seconds = 0;
+  double hang_seconds = 0;
+};
+
+struct Plan {
+  std::string experiment;
+  std::string run_dir;
+  std::vector<ProcessPlan> processes;  ///< servers first, then in the file's order
+
+  const ProcessPlan* find(const std::string& name) const;
+  /// The shards of server group `server`, in order.
+  std::vector<const ProcessPlan*> shards(const std::string& server) const;
+};
+
+/// Expands `x` into its processes. `slipstream_binary` is the program servers and trainers run
+/// (this executable); `run_dir` the experiment's folder. Throws ConfigError for placeholders,
+/// dependencies (unknown, circular) and reads that cannot be honoured.
+Plan make_plan(const Experiment& x, const std::string& slipstream_binary, const std::string& run_dir);
+
+/// The plan as text: each process, where it runs, its command and what the launcher sets.
+std::string describe(const Plan& plan);
+
+}  // namespace slipstream::launch

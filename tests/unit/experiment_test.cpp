@@ -1,0 +1,215 @@
+// The launcher's experiment files and placement: defaults, ensembles (grid, random, replicas),
+// placeholders, key prefixes, dependencies, and errors that name the file and the line.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "launch/experiment.hpp"
+#include "launch/placement.hpp"
+
+namespace slipstream::launch {
+namespace {
+
+Experiment parse(const std::string& text) { return parse_experiment(text, "x.toml", "/base"); }
+
+std::string error_of(const std::string& text) {
+  try {
+    const Experiment x = parse(text);
+    make_plan(x, "/bin/slipstream", "/runs/x");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr const char* kServer = R"(
+[experiment]
+name = "demo"
+[[server]]
+name = "db"
+)";
+
+TEST(Experiment, DefaultsAndAStandaloneServer) {
+  const Experiment x = parse(std::string(kServer) + R"(
+[[application]]
+name = "sim"
+exe = "bin/sim"
+)");
+  EXPECT_EQ(x.name, "demo");
+  EXPECT_EQ(x.backend, Experiment::Backend::kLocal);
+  ASSERT_EQ(x.servers.size(), 1u);
+  EXPECT_EQ(x.servers[0].mode, ServerSpec::Mode::kStandalone);
+  ASSERT_EQ(x.applications.size(), 1u);
+  const ApplicationSpec& app = x.applications[0];
+  EXPECT_EQ(app.exe, "/base/bin/sim");  // relative to the file
+  EXPECT_EQ(app.server, "db");          // the only server
+  EXPECT_FALSE(app.key_prefix);         // not an ensemble
+  EXPECT_EQ(app.on_failure.kind, FailurePolicy::Kind::kAbort);
+
+  const Plan plan = make_plan(x, "/bin/slipstream", "/runs/demo");
+  ASSERT_EQ(plan.processes.size(), 2u);
+  EXPECT_EQ(plan.processes[0].kind, ProcessPlan::Kind::kServer);
+  EXPECT_EQ(plan.processes[0].argv, (std::vector<std::string>{"/bin/slipstream", "server"}));
+  EXPECT_EQ(plan.processes[1].name, "sim");
+  EXPECT_EQ(plan.processes[1].run_dir, "/runs/demo/sim");
+  EXPECT_EQ(plan.processes[1].workdir, "/runs/demo/sim");
+  EXPECT_EQ(plan.processes[1].env.count("SSKEYOUT"), 0u);
+}
+
+TEST(Experiment, AGridGivesEveryCombinationWithItsOwnPrefix) {
+  const Experiment x = parse(std::string(kServer) + R"(
+[[application]]
+name = "sim"
+exe = "sim"
+args = ["--nu", "{nu}", "--n", "{n}", "--out", "{name}.dat", "{{literal}}"]
+params = { fixed = "yes" }
+env = { NU = "{nu}" }
+[application.ensemble]
+grid = { nu = [0.1, 0.2], n = [32, 64, 128] }
+)");
+  const Plan plan = make_plan(x, "/bin/slipstream", "/runs/demo");
+  ASSERT_EQ(plan.processes.size(), 7u);
+  const ProcessPlan& m = plan.processes[1 + 4];  // n is first by name: n=128 for members 4, 5
+  EXPECT_EQ(m.name, "sim_4");
+  EXPECT_EQ(m.argv, (std::vector<std::string>{"sim", "--nu", "0.1", "--n", "128", "--out",
+                                              "sim_4.dat", "{literal}"}));
+  EXPECT_EQ(m.env.at("NU"), "0.1");
+  EXPECT_EQ(m.env.at("SSKEYOUT"), "sim_4");
+  EXPECT_EQ(m.env.at("SSKEYIN"), "sim_4");
+  EXPECT_EQ(m.params.at("fixed"), "yes");
+  EXPECT_EQ(plan.processes[6].params.at("nu"), "0.2");
+}
+
+TEST(Experiment, RandomMembersRepeatWithTheirSeedAndStayInRange) {
+  const std::string text = std::string(kServer) + R"(
+[[application]]
+name = "sim"
+exe = "sim"
+[application.ensemble]
+samples = 50
+seed = 11
+random = { steps = { min = 10, max = 12 }, lr = { min = 0.5, max = 1.0 }, kind = { choices = ["a", "b"] } }
+)";
+  const Plan a = make_plan(parse(text), "s", "/r");
+  const Plan b = make_plan(parse(text), "s", "/r");
+  ASSERT_EQ(a.processes.size(), 51u);
+  std::set<std::string> steps, kinds;
+  for (std::size_t k = 1; k < a.processes.size(); ++k) {
+    EXPECT_EQ(a.processes[k].params, b.processes[k].params);
+    steps.insert(a.processes[k].params.at("steps"));
+    kinds.insert(a.processes[k].params.at("kind"));
+    const double lr = std::stod(a.processes[k].params.at("lr"));
+    EXPECT_GE(lr, 0.5);
+    EXPECT_LE(lr, 1.0);
+  }
+  EXPECT_EQ(steps, (std::set<std::string>{"10", "11", "12"}));
+  EXPECT_EQ(kinds, (std::set<std::string>{"a", "b"}));
+}
+
+TEST(Experiment, ReadsAndAfterExpandGroupsAndMpiRanksUseMpirun) {
+  const Experiment x = parse(std::string(kServer) + R"(
+[local]
+mpirun_args = ["--oversubscribe"]
+[[application]]
+name = "sim"
+exe = "sim"
+ranks = 4
+[application.ensemble]
+replicas = 2
+[[application]]
+name = "post"
+exe = "post"
+key_prefix = true
+reads = ["sim"]
+after = ["sim_1"]
+[[trainer]]
+name = "learn"
+config = "train.toml"
+ranks = 2
+after = ["post"]
+)");
+  const Plan plan = make_plan(x, "/bin/slipstream", "/runs/demo");
+  const ProcessPlan* post = plan.find("post");
+  ASSERT_NE(post, nullptr);
+  EXPECT_EQ(post->env.at("SSKEYIN"), "post,sim_0,sim_1");
+  EXPECT_EQ(post->after, (std::vector<std::string>{"sim_1"}));
+  const ProcessPlan* sim = plan.find("sim_0");
+  EXPECT_EQ(sim->argv, (std::vector<std::string>{"mpirun", "-n", "4", "--oversubscribe", "-x",
+                                                 "SSKEYOUT", "-x", "SSKEYIN", "-x", "SSDB",
+                                                 "sim"}));
+  const ProcessPlan* learn = plan.find("learn");
+  EXPECT_EQ(learn->argv.back(), "/base/train.toml");
+  EXPECT_EQ(learn->server, "db");
+  const std::string text = describe(plan);
+  EXPECT_NE(text.find("application sim_1 (sim #1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("starts after: sim_1"), std::string::npos) << text;
+  EXPECT_NE(text.find("--port <free port, picked at start>"), std::string::npos) << text;
+}
+
+TEST(Experiment, AClusterHasOneProcessPerShard) {
+  const Experiment x = parse(R"(
+[experiment]
+name = "c"
+[[server]]
+name = "db"
+mode = "cluster"
+shards = 3
+options = ["--threads", "1"]
+[[application]]
+name = "sim"
+exe = "sim"
+)");
+  const Plan plan = make_plan(x, "s", "/r");
+  ASSERT_EQ(plan.shards("db").size(), 3u);
+  EXPECT_EQ(plan.processes[2].name, "db_2");
+  EXPECT_EQ(plan.processes[2].index, 2);
+}
+
+TEST(Experiment, ErrorsNameTheFileTheLineAndTheKey) {
+  const std::string app = "[experiment]\nname = \"x\"\n[[application]]\nname = \"a\"\nexe = \"e\"\n";
+  EXPECT_EQ(error_of(app + "ranks = 0\n"), "x.toml:6: [application] ranks must be from 1 to 100000, got 0");
+  EXPECT_EQ(error_of(app + "typo = 1\n").rfind("x.toml:6: [application] typo is not an option", 0), 0u);
+  EXPECT_NE(error_of(app + "args = [\"{missing}\"]\n").find("unknown placeholder {missing}"),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "args = [\"{open\"]\n").find("an unclosed '{'"), std::string::npos);
+  EXPECT_NE(error_of(app + "after = [\"nobody\"]\n").find("waits for \"nobody\", which is neither"),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "after = [\"a\"]\n").find("waits for itself"), std::string::npos);
+  EXPECT_NE(error_of(app + "reads = [\"a\"]\n").find("reads needs key_prefix = true"),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "restarts = 2\n").find("restarts needs on_failure = \"restart\""),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "[application.ensemble]\nreplicas = 2\ngrid = { a = [1] }\n")
+                .find("needs exactly one of"),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "[[application]]\nname = \"a\"\nexe = \"f\"\n").find("x.toml:7:"),
+            std::string::npos);
+  EXPECT_NE(error_of("[experiment]\nname = \"bad/name\"\n").find("must be 1 to 64 letters"),
+            std::string::npos);
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n").find("starts nothing"), std::string::npos);
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[servers]\n").find("'servers' is not a table"),
+            std::string::npos);
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[[server]]\noptions = [\"--port\", \"1\"]\n" +
+                     app.substr(std::string("[experiment]\nname = \"x\"\n").size()))
+                .find("may not set --port"),
+            std::string::npos);
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[[trainer]]\nname = \"t\"\nconfig = \"c\"\n")
+                .find("needs a server"),
+            std::string::npos);
+  EXPECT_NE(error_of(app + "after = [\"b\"]\n[[application]]\nname = \"b\"\nexe = \"e\"\nafter = "
+                           "[\"a\"]\n")
+                .find("in a circle: a -> b -> a"),
+            std::string::npos);
+}
+
+TEST(Placeholders, FillEscapeAndRefuse) {
+  const std::map<std::string, std::string> v = {{"a", "1"}, {"bb", "two"}};
+  EXPECT_EQ(fill_placeholders("x{a}y{bb}{{z}}", v, ""), "x1ytwo{z}");
+  EXPECT_THROW(fill_placeholders("{c}", v, ""), ConfigError);
+  EXPECT_THROW(fill_placeholders("a}", v, ""), ConfigError);
+  EXPECT_THROW(fill_placeholders("{a", v, ""), ConfigError);
+}
+
+}  // namespace
+}  // namespace slipstream::launch
