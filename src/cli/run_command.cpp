@@ -81,7 +81,8 @@ std::function<int()> add_run_command(CLI::App& app) {
                 << "\" is not available in this version; only \"local\" is (docs/launcher.md)\n";
       return 2;
     }
-    const launch::Plan plan = launch::make_plan(x, this_executable(), run_dir);
+    const std::string self = this_executable();
+    const launch::Plan plan = launch::make_plan(x, self, run_dir);
     if (settings->dry_run) {
       std::cout << launch::describe(plan);
       return 0;
@@ -89,6 +90,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     launch::RunOptions options;
     options.overwrite = settings->overwrite;
     options.progress = &std::cout;
+    options.slipstream_binary = self;
     return launch::run_local(x, plan, options);
   };
 }

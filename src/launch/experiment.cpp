@@ -31,10 +31,15 @@ void check_name(const ConfigSection& section, const toml::value* v, const std::s
   }
 }
 
+std::string resolve(const std::string& base, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base) / path).lexically_normal().string();
+}
+
 void read_failure(ConfigSection& s, FailurePolicy& out);
 
 // The keys applications and trainers share.
-void read_process(ConfigSection& s, ProcessSpec& p) {
+void read_process(ConfigSection& s, ProcessSpec& p, const std::string& base_dir) {
   p.line = s.line();
   s.required("name", p.name);
   check_name(s, s.value("name"), p.name, "name");
@@ -46,6 +51,11 @@ void read_process(ConfigSection& s, ProcessSpec& p) {
   s.number("timeout_seconds", p.timeout_seconds, [](double v) { return v >= 0; },
            "0 (none) or more");
   s.number("hang_seconds", p.hang_seconds, [](double v) { return v >= 0; }, "0 (never) or more");
+  s.strings("copy", p.copy);
+  s.strings("link", p.link);
+  for (auto* files : {&p.copy, &p.link}) {
+    for (std::string& f : *files) f = resolve(base_dir, f);
+  }
 }
 
 void read_failure(ConfigSection& s, FailurePolicy& out) {
@@ -81,11 +91,6 @@ std::vector<const toml::value*> entries(const toml::value& root, const char* key
                       "] or [[" + key + "]])");
   }
   return out;
-}
-
-std::string resolve(const std::string& base, const std::string& path) {
-  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return (std::filesystem::path(base) / path).lexically_normal().string();
 }
 
 void read_ensemble(ConfigSection& app, EnsembleSpec& out) {
@@ -225,6 +230,9 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   experiment.number("heartbeat_seconds", x.heartbeat_seconds, positive, "more than 0");
   experiment.number("status_every_seconds", x.status_every_seconds,
                     [](double v) { return v >= 0; }, "0 (only changes) or more");
+  experiment.number("metrics_every_seconds", x.metrics_every_seconds,
+                    [](double v) { return v >= 0; }, "0 (off) or more");
+  experiment.boolean("report", x.report);
   experiment.finish();
 
   ConfigSection local(root.contains("local") ? &root.at("local") : nullptr, "local", name);
@@ -273,19 +281,15 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   for (const toml::value* entry : entries(root, "application", name)) {
     ConfigSection s(entry, "application", name);
     ApplicationSpec app;
-    read_process(s, app);
+    read_process(s, app, base_dir);
     s.required("exe", app.exe);
     if (app.exe.find('/') != std::string::npos) app.exe = resolve(base_dir, app.exe);
     s.strings("args", app.args);
     s.string_table("params", app.params);
     s.string("workdir", app.workdir);
     app.workdir = resolve(base_dir, app.workdir);
-    s.strings("copy", app.copy);
-    s.strings("link", app.link);
     s.strings("configure", app.configure);
-    for (auto* files : {&app.copy, &app.link, &app.configure}) {
-      for (std::string& f : *files) f = resolve(base_dir, f);
-    }
+    for (std::string& f : app.configure) f = resolve(base_dir, f);
     read_ensemble(s, app.ensemble);
     app.key_prefix = app.ensemble.kind != EnsembleSpec::Kind::kNone;
     s.boolean("key_prefix", app.key_prefix);
@@ -301,7 +305,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   for (const toml::value* entry : entries(root, "trainer", name)) {
     ConfigSection s(entry, "trainer", name);
     TrainerSpec t;
-    read_process(s, t);
+    read_process(s, t, base_dir);
     s.required("config", t.config);
     t.config = resolve(base_dir, t.config);
     s.finish();

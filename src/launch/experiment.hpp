@@ -63,6 +63,8 @@ struct ProcessSpec {
   FailurePolicy on_failure;
   double timeout_seconds = 0;               ///< wall-clock limit of one run; 0: none
   double hang_seconds = 0;                  ///< no output for this long is a hang; 0: never
+  std::vector<std::string> copy;            ///< files or folders copied into the run directory
+  std::vector<std::string> link;            ///< ... symlinked into it
   int line = 0;                             ///< where it is declared, for errors
 };
 
@@ -71,8 +73,6 @@ struct ApplicationSpec : ProcessSpec {
   std::vector<std::string> args;
   std::map<std::string, std::string> params;  ///< fixed parameters for placeholders
   std::string workdir;                      ///< empty: the member's run directory
-  std::vector<std::string> copy;            ///< files or folders copied into the run directory
-  std::vector<std::string> link;            ///< ... symlinked into it
   std::vector<std::string> configure;       ///< files copied with their {placeholders} filled
   EnsembleSpec ensemble;
   bool key_prefix = false;                  ///< SSKEYOUT/SSKEYIN; default true for ensembles
@@ -80,7 +80,10 @@ struct ApplicationSpec : ProcessSpec {
 };
 
 struct TrainerSpec : ProcessSpec {
-  std::string config;                       ///< the `slipstream train` config file
+  /// The `slipstream train` config file. It is copied into the trainer's folder and run from
+  /// there, so its relative paths name files in that folder (copied or linked there) or in the
+  /// folders of other processes (`../prepare/model.pt`).
+  std::string config;
 };
 
 struct Experiment {
@@ -96,6 +99,8 @@ struct Experiment {
   double server_start_seconds = 30;     ///< a server must answer PING within this
   double heartbeat_seconds = 2;         ///< how often servers are pinged and processes checked
   double status_every_seconds = 5;      ///< progress lines (0: only state changes)
+  double metrics_every_seconds = 0.5;    ///< servers, trainers, streams, models sampled (0: off)
+  bool report = true;                   ///< write RUN_DIR/report at the end
   std::vector<ServerSpec> servers;
   std::vector<ApplicationSpec> applications;
   std::vector<TrainerSpec> trainers;

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "launch/metrics.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream::launch {
@@ -154,6 +155,7 @@ class LocalRun {
     outcome_ = code == 0 ? "done" : code == 130 ? "interrupted" : "failed";
     write_status();
     summary();
+    if (x_.report) make_report();
     return code;
   }
 
@@ -552,6 +554,17 @@ class LocalRun {
 
   int supervise() {
     start_servers();
+    if (x_.metrics_every_seconds > 0) {
+      std::vector<MetricsRecorder::Shard> shards;
+      for (const Process& p : processes_) {
+        if (p.plan->kind == ProcessPlan::Kind::kServer) {
+          shards.push_back({p.plan->group, p.plan->name, p.address});
+        }
+      }
+      if (!shards.empty()) {
+        metrics_ = std::make_unique<MetricsRecorder>(plan_.run_dir + "/metrics", shards);
+      }
+    }
     auto last_status = Clock::now();
     while (true) {
       bool changed = reap();
@@ -562,6 +575,11 @@ class LocalRun {
       if (stopping_) break;
       changed |= start_ready();
       check_running();
+      if (metrics_ && Clock::now() - last_sample_ >=
+                          std::chrono::duration<double>(x_.metrics_every_seconds)) {
+        last_sample_ = Clock::now();
+        metrics_->sample(elapsed());
+      }
       const bool all_ended = std::all_of(processes_.begin(), processes_.end(), [](const Process& p) {
         return p.plan->kind == ProcessPlan::Kind::kServer || p.finished();
       });
@@ -624,6 +642,7 @@ class LocalRun {
       signal_all(false, SIGKILL);
       wait_all(false, 5);
     }
+    if (metrics_) metrics_->sample(elapsed());  // the last figures, before the servers go
     if (running(true) > 0) {
       for (Process& s : processes_) {
         if (s.pid <= 0 || s.plan->kind != ProcessPlan::Kind::kServer) continue;
@@ -694,6 +713,14 @@ class LocalRun {
     return out.str();
   }
 
+  // Seconds from the launcher's start to `t`, as JSON (null when it has not happened).
+  std::string since_begin(Clock::time_point t) const {
+    if (t == Clock::time_point{}) return "null";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", std::chrono::duration<double>(t - begin_).count());
+    return text;
+  }
+
   void write_status() const {
     std::ostringstream json;
     json << "{\"experiment\": " << json_string(plan_.experiment)
@@ -711,6 +738,8 @@ class LocalRun {
            << ", \"attempts\": " << p.attempts << ", \"exit_code\": " << p.exit_code
            << ", \"address\": " << json_string(p.address) << ", \"port\": " << p.port
            << ", \"run_dir\": " << json_string(p.plan->run_dir)
+           << ", \"started_s\": " << since_begin(p.started)
+           << ", \"ended_s\": " << (p.pid > 0 ? std::string("null") : since_begin(p.ended))
            << ", \"reason\": " << json_string(p.reason) << "}";
       first = false;
     }
@@ -741,6 +770,49 @@ class LocalRun {
                        << std::endl;
   }
 
+  // RUN_DIR/report: the report generator (make_report.py, installed beside the slipstream
+  // program's share folder) run with Debian's Python and matplotlib. A report that cannot be made
+  // is said, and does not change the run's exit status.
+  void make_report() {
+    const std::string script = report_script();
+    if (script.empty()) {
+      say("no report: make_report.py is not installed beside " + options_.slipstream_binary);
+      return;
+    }
+    std::string python = "python3";
+    if (const char* chosen = std::getenv("SLIPSTREAM_PYTHON")) {
+      python = chosen;
+    } else if (::access("/usr/bin/python3", X_OK) == 0) {
+      python = "/usr/bin/python3";  // the interpreter Debian's matplotlib is installed for
+    }
+    Process p;
+    ProcessPlan report_plan;
+    report_plan.name = "report";
+    report_plan.run_dir = plan_.run_dir;
+    report_plan.workdir = plan_.run_dir;
+    p.plan = &report_plan;
+    spawn(p, {python, script, plan_.run_dir}, {{"MPLBACKEND", "Agg"}});
+    int status = 0;
+    while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      say("report: " + plan_.run_dir + "/report/index.html");
+    } else {
+      say("no report (" + exit_text(status) + "): " + tail_of(p.log_err(), 300));
+    }
+  }
+
+  std::string report_script() const {
+    const fs::path exe_dir = fs::path(options_.slipstream_binary).parent_path();
+    for (const fs::path& candidate :
+         {exe_dir / "../share/slipstream/make_report.py",
+          exe_dir / "../../share/slipstream/make_report.py"}) {
+      std::error_code error;
+      if (fs::exists(candidate, error)) return candidate.lexically_normal().string();
+    }
+    return "";
+  }
+
   const Experiment& x_;
   const Plan& plan_;
   RunOptions options_;
@@ -748,6 +820,8 @@ class LocalRun {
   Clock::time_point last_heartbeat_{};
   std::vector<Process> processes_;
   std::map<std::string, std::string> ssdb_;  // server group -> SSDB
+  std::unique_ptr<MetricsRecorder> metrics_;
+  Clock::time_point last_sample_{};
   bool stopping_ = false;
   bool interrupted_ = false;
   std::string abort_reason_;

@@ -17,6 +17,8 @@ struct RunOptions {
   /// existing folder is never touched.
   bool overwrite = false;
   std::ostream* progress = nullptr;  ///< events and status lines; nullptr: quiet
+  /// The slipstream program: the report generator is found from it (SHARE/slipstream).
+  std::string slipstream_binary;
 };
 
 /// Runs the plan to its end. Returns 0 when every application and trainer ended successfully

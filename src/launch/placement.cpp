@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -226,7 +227,12 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
       p.exported.push_back(k);
     }
     p.exported.push_back("SSDB");
-    p.argv = with_mpirun(x, t.ranks, p.exported, {slipstream_binary, "train", t.config});
+    // The config runs from the trainer's folder (see TrainerSpec::config).
+    p.copy = t.copy;
+    p.copy.push_back(t.config);
+    p.link = t.link;
+    const std::string config = p.run_dir + "/" + std::filesystem::path(t.config).filename().string();
+    p.argv = with_mpirun(x, t.ranks, p.exported, {slipstream_binary, "train", config});
     take_watch_settings(t, p);
     add(std::move(p));
   }

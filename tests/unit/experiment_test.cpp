@@ -139,7 +139,8 @@ after = ["post"]
                                                  "SSKEYOUT", "-x", "SSKEYIN", "-x", "SSDB",
                                                  "sim"}));
   const ProcessPlan* learn = plan.find("learn");
-  EXPECT_EQ(learn->argv.back(), "/base/train.toml");
+  EXPECT_EQ(learn->argv.back(), "/runs/demo/learn/train.toml");  // copied into its folder
+  EXPECT_EQ(learn->copy, (std::vector<std::string>{"/base/train.toml"}));
   EXPECT_EQ(learn->server, "db");
   const std::string text = describe(plan);
   EXPECT_NE(text.find("application sim_1 (sim #1)"), std::string::npos) << text;

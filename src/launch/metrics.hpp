@@ -1,0 +1,57 @@
+// What the launcher records while an experiment runs, for the report (docs/launcher.md, "The
+// report"): every sampling interval it asks each server shard for INFO, the trainers' reports
+// (SS.TRAIN.STATUS), the streams those trainers read (SS.STREAM.INFO) and the models they publish
+// (AI.INFO), and appends rows to RUN_DIR/metrics/{servers,models,streams,trainers}.csv. Rates
+// (operations, bytes, model calls) are differences between two samples over the time between them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace slipstream {
+class Client;
+}
+
+namespace slipstream::launch {
+
+class MetricsRecorder {
+ public:
+  struct Shard {
+    std::string server;   ///< the server group
+    std::string name;     ///< the shard's process name
+    std::string address;  ///< host:port
+  };
+  /// Opens the four CSV files under `dir` (created) and writes their headers.
+  MetricsRecorder(const std::string& dir, std::vector<Shard> shards);
+  ~MetricsRecorder();
+  MetricsRecorder(const MetricsRecorder&) = delete;
+  MetricsRecorder& operator=(const MetricsRecorder&) = delete;
+
+  /// One sample at `time_s` seconds since the launcher started. A shard that does not answer
+  /// is skipped this time (the launcher's heartbeat decides whether it is dead).
+  void sample(double time_s);
+
+ private:
+  struct Previous {
+    double time_s = -1;
+    std::int64_t commands = 0, input = 0, output = 0;
+  };
+  struct ModelPrevious {
+    std::int64_t version = -1, calls = 0, errors = 0, duration_us = 0;
+  };
+  Client* client(std::size_t shard);
+  void sample_shard(std::size_t shard, double time_s);
+
+  std::string dir_;
+  std::vector<Shard> shards_;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<Previous> previous_;
+  std::map<std::string, ModelPrevious> models_;  // "shard/model"
+  struct Files;
+  std::unique_ptr<Files> files_;
+};
+
+}  // namespace slipstream::launch
