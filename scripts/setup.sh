@@ -21,7 +21,8 @@ PACKAGES=(
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
   libhdf5-dev hdf5-tools python3-h5py       # openPMD files of streams (stream dump/replay)
   openmpi-bin libopenmpi-dev                 # MPI writers test, stream benchmark's MPI peer
-  libtoml11-dev                              # the trainer's config (src/train)
+  libtoml11-dev                              # the trainer's config, experiment files
+  python3-matplotlib chromium                # the launcher's report, opened in the report test
 )
 
 missing=()

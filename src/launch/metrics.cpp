@@ -140,7 +140,9 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
     for (const char* key : {"state", "stream_step", "steps_behind", "optimizer_steps",
                             "train_loss", "validation_loss", "samples_per_second",
                             "published_version"}) {
-      files_->trainers << ',' << cell(f[key] == "nan" ? "" : f[key]);
+      // Unknown values are empty cells: NaN, and the validation loss of a trainer without one.
+      const bool unknown = f[key] == "nan" || (std::string(key) == "validation_loss" && f[key] == "-1");
+      files_->trainers << ',' << cell(unknown ? "" : f[key]);
     }
     files_->trainers << '\n';
     if (!f["stream"].empty()) streams.insert(f["stream"]);
