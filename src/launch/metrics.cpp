@@ -2,6 +2,7 @@
 #include "launch/metrics.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -128,11 +129,36 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
                     << number(info, "used_memory") << ',' << number(info, "shm_used") << ','
                     << number(info, "connected_clients") << '\n';
   }
-  before = {time_s, commands, input, output};
+  // Model runs finished in the interval, by latency bucket: one row per bucket that grew, at the
+  // bucket's geometric middle (its bounds are powers of two).
+  std::vector<std::pair<double, std::int64_t>> latency;  // (upper bound us, count)
+  {
+    std::istringstream in(info.count("model_latency_us") ? info.at("model_latency_us") : "");
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string bound = item.substr(0, eq);
+      latency.emplace_back(bound == "inf" ? -1.0 : std::stod(bound), std::stoll(item.substr(eq + 1)));
+    }
+  }
+  std::vector<std::int64_t> counts;
+  for (const auto& [bound, count] : latency) counts.push_back(count);
+  if (before.time_s >= 0 && before.latency_counts.size() == counts.size()) {
+    for (std::size_t b = 0; b < counts.size(); ++b) {
+      const std::int64_t calls = counts[b] - before.latency_counts[b];
+      if (calls <= 0) continue;
+      const double upper = latency[b].first > 0 ? latency[b].first : 2 * latency[b - 1].first;
+      const double middle = b == 0 ? upper / 2 : upper / std::sqrt(2.0);
+      files_->models << now << ',' << cell(shard.name) << ",all," << calls << ",0," << middle
+                     << '\n';
+    }
+  }
+  before = {time_s, commands, input, output, std::move(counts)};
 
   // The trainers that report here name their stream and their model.
   const Reply trainers = c.command({"SS.TRAIN.STATUS"});
-  std::set<std::string> streams, models;
+  std::set<std::string> streams;
   for (const Reply& trainer : trainers.elements) {
     if (trainer.elements.size() != 3) continue;
     auto f = pairs(trainer.elements[2]);
@@ -146,7 +172,6 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
     }
     files_->trainers << '\n';
     if (!f["stream"].empty()) streams.insert(f["stream"]);
-    if (!f["model"].empty()) models.insert(f["model"]);
   }
   for (const std::string& stream : streams) {
     Reply reply;
@@ -168,37 +193,6 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
                         << f["bytes_held"] << '\n';
       }
     }
-  }
-  for (const std::string& model : models) {
-    Reply reply;
-    try {
-      reply = c.command({"AI.INFO", model});
-    } catch (const ServerError&) {
-      continue;  // not published yet
-    }
-    auto f = pairs(reply);
-    auto as_number = [&](const char* key) -> std::int64_t {
-      try {
-        return std::stoll(f[key]);
-      } catch (const std::exception&) {
-        return 0;
-      }
-    };
-    // A newly published version starts its statistics from zero: its counts are the interval's
-    // (the old version's calls since the last sample are not counted).
-    ModelPrevious& m = models_[shard.name + "/" + model];
-    const std::int64_t version = as_number("version");
-    if (version != m.version) m = {version, 0, 0, 0};
-    const std::int64_t calls = as_number("calls"), errors = as_number("errors"),
-                       duration = as_number("duration");
-    if (calls > m.calls) {
-      files_->models << now << ',' << cell(shard.name) << ',' << cell(model) << ','
-                     << calls - m.calls << ',' << errors - m.errors << ','
-                     << static_cast<double>(duration - m.duration_us) /
-                            static_cast<double>(calls - m.calls)
-                     << '\n';
-    }
-    m = {version, calls, errors, duration};
   }
 }
 

@@ -1,8 +1,8 @@
 // What the launcher records while an experiment runs, for the report (docs/launcher.md, "The
 // report"): every sampling interval it asks each server shard for INFO, the trainers' reports
-// (SS.TRAIN.STATUS), the streams those trainers read (SS.STREAM.INFO) and the models they publish
-// (AI.INFO), and appends rows to RUN_DIR/metrics/{servers,models,streams,trainers}.csv. Rates
-// (operations, bytes, model calls) are differences between two samples over the time between them.
+// (SS.TRAIN.STATUS) and the streams those trainers read (SS.STREAM.INFO), and appends rows to
+// RUN_DIR/metrics/{servers,models,streams,trainers}.csv. Rates (operations, bytes) and model
+// calls (INFO's latency histogram of model runs) are differences between two samples.
 #pragma once
 
 #include <map>
@@ -38,10 +38,9 @@ class MetricsRecorder {
   struct Previous {
     double time_s = -1;
     std::int64_t commands = 0, input = 0, output = 0;
+    std::vector<std::int64_t> latency_counts;  // INFO's model_latency_us buckets
   };
-  struct ModelPrevious {
-    std::int64_t version = -1, calls = 0, errors = 0, duration_us = 0;
-  };
+
   Client* client(std::size_t shard);
   void sample_shard(std::size_t shard, double time_s);
 
@@ -49,7 +48,6 @@ class MetricsRecorder {
   std::vector<Shard> shards_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<Previous> previous_;
-  std::map<std::string, ModelPrevious> models_;  // "shard/model"
   struct Files;
   std::unique_ptr<Files> files_;
 };

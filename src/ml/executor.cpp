@@ -41,16 +41,36 @@ bool compatible(const Execution& a, const Execution& b) {
   return true;
 }
 
-void finish(Execution& e, Status status, std::vector<OwnedTensor> outputs) {
+}  // namespace
+
+void LatencyHistogram::add(std::uint64_t micros) noexcept {
+  std::size_t k = 0;
+  while (k + 1 < kBuckets && micros > (kFirstBoundUs << k)) ++k;
+  counts[k].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string LatencyHistogram::text() const {
+  std::string out;
+  for (std::size_t k = 0; k < kBuckets; ++k) {
+    out += (k ? "," : "") +
+           (k + 1 < kBuckets ? std::to_string(kFirstBoundUs << k) : std::string("inf")) + "=" +
+           std::to_string(counts[k].load(std::memory_order_relaxed));
+  }
+  return out;
+}
+
+void Executor::finish(Execution& e, Status status, std::vector<OwnedTensor> outputs) {
   if (!status.ok && e.stats) e.stats->errors.fetch_add(1, std::memory_order_relaxed);
+  if (e.model) {
+    latency_.add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - e.enqueued).count()));
+  }
   try {
     e.done(std::move(status), std::move(outputs));
   } catch (...) {
     // A completion must not take a worker down; the caller's reply is its own concern.
   }
 }
-
-}  // namespace
 
 void ExecutionStats::reset() {
   for (auto* counter : {&calls, &samples, &errors, &runs, &batches, &batched_calls, &run_time_us,

@@ -2,6 +2,7 @@
 // script executions and gathers concurrent executions of a batching model into one run.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,18 @@ struct ExecutionStats {
   std::atomic<std::uint64_t> run_time_us{0};
   std::atomic<std::uint64_t> queue_wait_us{0};
   void reset();
+};
+
+/// How long model runs took from the caller's request to the result (queue wait, batching and
+/// the run), over the server's life, counted in buckets of powers of two microseconds: bucket k
+/// holds latencies up to kFirstBoundUs << k, the last one all the longer ones. Relaxed atomics.
+struct LatencyHistogram {
+  static constexpr std::uint64_t kFirstBoundUs = 16;
+  static constexpr std::size_t kBuckets = 22;  // up to 16 us << 20 (16.8 s), then the rest
+  std::array<std::atomic<std::uint64_t>, kBuckets> counts{};
+  void add(std::uint64_t micros) noexcept;
+  /// "16=c,32=c,...,inf=c": each bucket's upper bound in microseconds and its count.
+  std::string text() const;
 };
 
 /// One execution request. `inputs` borrow bytes kept alive by `keep_alive` until `done` runs.
@@ -84,6 +98,8 @@ class Executor {
   void post(std::function<void()> task);
   unsigned threads() const noexcept { return static_cast<unsigned>(workers_.size()); }
   std::size_t queued() const;
+  /// Model runs' latencies since the executor started (INFO models).
+  const LatencyHistogram& latency() const noexcept { return latency_; }
 
  private:
   struct Item {
@@ -106,6 +122,10 @@ class Executor {
   bool stopping_ = false;   // guarded by mutex_
   std::vector<std::thread> workers_;
   const std::chrono::milliseconds run_limit_;
+  LatencyHistogram latency_;
+
+  // Hands the outcome to the caller (counting errors, and a model run's latency).
+  void finish(Execution& e, Status status, std::vector<OwnedTensor> outputs);
 };
 
 }  // namespace slipstream::ml

@@ -196,7 +196,7 @@ def test_report_files_and_escaping(tmp_path):
     assert re.search(r"https?://", page) is None, "the page refers to the network"
     for name in FIGURES:
         assert f'<img src="{name}"' in page
-    assert "weighted by the number of calls" in page
+    assert "counted in buckets between powers of two" in page
     assert len(re.findall(r"<script\b", page)) == 1, "only the page's own script"
 
     summary = (report / "summary.txt").read_text()

@@ -25,6 +25,10 @@ from collections import OrderedDict
 
 PROG = "make_report"
 
+LATENCY_CAPTION = ("Model runs' latencies as each server measured them, from the request to the "
+                   "result (queue, batching and run), counted in buckets between powers of two "
+                   "microseconds; one histogram per server.")
+
 # The figures, in page order: file name, title, and what is said when there is no data.
 FIGURES = [
     ("timeline.png", "Processes",
@@ -54,9 +58,7 @@ CAPTIONS = {
                              "each server.",
     "server_memory.png": "Memory used by each server's keyspace (used_memory, solid) and by its "
                          "shared-memory segments (shm_used, dashed).",
-    "model_latency.png": "Distribution of per-interval mean run_model latencies, weighted by the "
-                         "number of calls in each interval (each sampling interval contributes "
-                         "its mean latency once per call made in it); one histogram per model.",
+    "model_latency.png": LATENCY_CAPTION,
     "stream_lag.png": "How many steps each stream consumer group is behind the newest step of "
                       "its stream.",
     "trainer_loss.png": "Training loss (solid) and validation loss (dashed) of each trainer; "
@@ -433,15 +435,15 @@ def figure_latency(plt, status, data):
         w.append(calls)
     if not groups:
         raise NoData()
-    every = [x for lat, _ in groups.values() for x in lat]
-    low, high = min(every), max(every)
-    logarithmic = low > 0 and high / low > 50
-    if logarithmic:
-        bins = np.logspace(math.log10(low), math.log10(high) + 1e-9, 40)
-    elif high > low:
-        bins = np.linspace(low, high, 40)
-    else:
-        bins = np.linspace(max(0.0, low - 1), high + 1, 3)
+    # The server counts latencies in buckets between powers of two (rows stand at a bucket's
+    # geometric middle): bars on those same edges, on a logarithmic axis.
+    every = [x for lat, _ in groups.values() for x in lat if x > 0]
+    if not every:
+        raise NoData()
+    low = math.floor(math.log2(min(every)))
+    high = max(low + 1, math.ceil(math.log2(max(every))))
+    bins = np.logspace(low, high, high - low + 1, base=2)
+    logarithmic = True
     fig, ax = plt.subplots(figsize=(11, 4.8))
     for i, (name, (lat, w)) in enumerate(groups.items()):
         ax.hist(lat, bins=bins, weights=w, histtype="stepfilled" if len(groups) == 1 else "step",
@@ -449,13 +451,12 @@ def figure_latency(plt, status, data):
                 label=f"{name}: {sum(w):.0f} calls")
     if logarithmic:
         ax.set_xscale("log")
-    ax.set_xlabel("run_model latency, mean over a sampling interval (µs)")
+    ax.set_xlabel("run_model latency, request to result (µs, power-of-two buckets)")
     ax.set_ylabel("calls")
     ax.set_title("run_model latency distribution")
     ax.grid(alpha=0.3)
     legend(ax, len(groups))
-    fig.text(0.01, 0.01, "Distribution of per-interval mean latencies, weighted by the number of "
-             "calls in each interval.", fontsize="small", style="italic")
+    fig.text(0.01, 0.01, LATENCY_CAPTION, fontsize="small", style="italic")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

@@ -152,8 +152,9 @@ void info_cpu(Server&, std::string& out) {
 // One line per stored model and script. Walks the keyspace, so it is left out of INFO's default
 // sections (INFO models, ALL or EVERYTHING ask for it).
 void info_models(Server& s, std::string& out) {
-  out += fmt::format("executor_threads:{}\r\nexecutor_queued:{}\r\n", s.executor().threads(),
-                     s.executor().queued());
+  out += fmt::format("executor_threads:{}\r\nexecutor_queued:{}\r\nmodel_latency_us:{}\r\n",
+                     s.executor().threads(), s.executor().queued(),
+                     s.executor().latency().text());
   s.keyspace().for_each([&](const std::string& key, const ValuePtr& value) {
     if (value->type() != ValueType::kModel && value->type() != ValueType::kScript) return;
     const bool model = value->type() == ValueType::kModel;
@@ -633,7 +634,7 @@ void add_server_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"INFO", -1, kStale, 0, 0, 0, info, "server", "[section [section ...]]",
      "Server information: server, clients, memory, persistence, stats, cpu, keyspace by "
-     "default; models (per-model run statistics) on request; ALL or EVERYTHING for all."},
+     "default; models (the executor, a histogram of model runs' latencies, model_latency_us, and per-model run statistics) on request; ALL or EVERYTHING for all."},
     {"DBSIZE", 1, kReadOnly | kFast, 0, 0, 0, dbsize, "server", "", "Number of keys."},
     {"FLUSHDB", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
     {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
