@@ -23,6 +23,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev                 # MPI writers test, stream benchmark's MPI peer
   libtoml11-dev                              # the trainer's config, experiment files
   python3-matplotlib chromium                # the launcher's report, opened in the report test
+  slurmctld slurmd slurm-client munge        # the launcher's Slurm back-end, tested for real
 )
 
 missing=()

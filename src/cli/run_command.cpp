@@ -3,6 +3,7 @@
 // would run and exits. `slipstream status [RUN_DIR]`: a running (or ended) experiment's table.
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "launch/experiment.hpp"
 #include "launch/local_backend.hpp"
 #include "launch/placement.hpp"
+#include "launch/slurm_backend.hpp"
 
 namespace slipstream::cli {
 namespace {
@@ -57,7 +59,7 @@ int print_status(const std::string& run_dir) {
 std::function<int()> add_run_command(CLI::App& app) {
   struct Settings {
     std::string file, run_dir;
-    bool dry_run = false, overwrite = false;
+    bool dry_run = false, overwrite = false, in_allocation = false;
   };
   auto settings = std::make_shared<Settings>();
   CLI::App* cmd = app.add_subcommand(
@@ -70,15 +72,17 @@ std::function<int()> add_run_command(CLI::App& app) {
                   "The run directory (default: the file's run_dir, else ./NAME)");
   cmd->add_flag("--overwrite", settings->overwrite,
                 "Replace the run directory of an earlier run of this experiment");
+  cmd->add_flag("--in-allocation", settings->in_allocation,
+                "Slurm: run inside the batch job `slipstream run` submitted, in the run directory "
+                "it prepared (written into the job script; not for users)");
   return [settings]() -> int {
     launch::Experiment x = launch::load_experiment(settings->file);
     std::string run_dir = settings->run_dir.empty() ? x.run_dir : settings->run_dir;
     if (run_dir.empty()) run_dir = x.name;
     run_dir = fs::absolute(run_dir).lexically_normal().string();
-    if (x.backend != launch::Experiment::Backend::kLocal) {
-      std::cerr << "slipstream run: " << settings->file << ": backend = \""
-                << (x.backend == launch::Experiment::Backend::kSlurm ? "slurm" : "pbs")
-                << "\" is not available in this version; only \"local\" is (docs/launcher.md)\n";
+    if (x.backend == launch::Experiment::Backend::kPbs) {
+      std::cerr << "slipstream run: " << settings->file << ": backend = \"pbs\" is not "
+                << "available in this version; \"local\" and \"slurm\" are (docs/launcher.md)\n";
       return 2;
     }
     const std::string self = this_executable();
@@ -91,6 +95,14 @@ std::function<int()> add_run_command(CLI::App& app) {
     options.overwrite = settings->overwrite;
     options.progress = &std::cout;
     options.slipstream_binary = self;
+    if (x.backend == launch::Experiment::Backend::kSlurm) {
+      if (settings->in_allocation) {
+        options.prepared_run_dir = true;
+      } else if (std::getenv("SLURM_JOB_ID") == nullptr) {
+        return launch::submit_slurm(x, settings->file, run_dir, options);
+      }
+      // Inside an allocation (salloc, or a batch job of the user's): the steps start from here.
+    }
     return launch::run_local(x, plan, options);
   };
 }

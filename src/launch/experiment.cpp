@@ -201,13 +201,13 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
                             const std::string& base_dir) {
   const std::string name(origin);
   const toml::value root = parse_config_text(std::string(text), name);
-  static const std::set<std::string> kTables = {"experiment", "local", "server", "application",
-                                                "trainer"};
+  static const std::set<std::string> kTables = {"experiment", "local", "slurm", "server",
+                                                "application", "trainer"};
   for (const auto& [key, value] : root.as_table()) {
     if (kTables.count(key) == 0) {
       throw ConfigError(config_where(name, value) + "'" + key +
                         "' is not a table of an experiment file (expected [experiment], [local], "
-                        "[[server]], [[application]] or [[trainer]])");
+                        "[slurm], [[server]], [[application]] or [[trainer]])");
     }
   }
   Experiment x;
@@ -239,6 +239,17 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   local.string("mpirun", x.mpirun);
   local.strings("mpirun_args", x.mpirun_args);
   local.finish();
+
+  ConfigSection slurm(root.contains("slurm") ? &root.at("slurm") : nullptr, "slurm", name);
+  // One node for now: placing processes across nodes (servers reached by host name, one per
+  // node when colocated) is not built yet.
+  slurm.integer("nodes", x.slurm.nodes, 1, 1);
+  slurm.string("time", x.slurm.time);
+  slurm.string("partition", x.slurm.partition);
+  slurm.string("account", x.slurm.account);
+  slurm.strings("sbatch_args", x.slurm.sbatch_args);
+  slurm.strings("srun_args", x.slurm.srun_args);
+  slurm.finish();
 
   std::set<std::string> names;  // every process name, so that none is used twice
   auto unique = [&](ConfigSection& s, const std::string& n) {

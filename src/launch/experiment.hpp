@@ -95,6 +95,14 @@ struct Experiment {
   Backend backend = Backend::kLocal;
   std::string mpirun = "mpirun";        ///< the MPI launcher of the local back-end
   std::vector<std::string> mpirun_args; ///< e.g. ["--oversubscribe"]
+  /// The Slurm back-end: the batch job it submits, and the options of every job step.
+  struct Slurm {
+    int nodes = 1;
+    std::string time = "01:00:00";
+    std::string partition, account;
+    std::vector<std::string> sbatch_args;  ///< more sbatch options
+    std::vector<std::string> srun_args;    ///< more srun options, e.g. ["--mpi=pmix"]
+  } slurm;
   double stop_grace_seconds = 10;       ///< SIGTERM, then this long, then SIGKILL
   double server_start_seconds = 30;     ///< a server must answer PING within this
   double heartbeat_seconds = 2;         ///< how often servers are pinged and processes checked

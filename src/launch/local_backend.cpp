@@ -179,18 +179,7 @@ class LocalRun {
 
   void prepare_run_dir() {
     const fs::path dir = plan_.run_dir;
-    std::error_code error;
-    if (fs::exists(dir, error)) {
-      const bool earlier_run = fs::exists(dir / "status.json", error);
-      if (!options_.overwrite || !earlier_run) {
-        throw std::runtime_error(
-            "the run directory " + dir.string() + " already exists" +
-            (earlier_run ? " (an earlier run): pass --overwrite to replace it"
-                         : " and is not a run directory: choose another run_dir"));
-      }
-      fs::remove_all(dir);
-    }
-    fs::create_directories(dir);
+    if (!options_.prepared_run_dir) make_run_dir(plan_.run_dir, options_.overwrite);
     write_atomically((dir / "plan.txt").string(), describe(plan_));
     write_status();
     for (Process& p : processes_) prepare_process_dir(*p.plan);
@@ -829,6 +818,23 @@ class LocalRun {
 };
 
 }  // namespace
+
+void make_run_dir(const std::string& run_dir, bool overwrite) {
+  const fs::path dir = run_dir;
+  std::error_code error;
+  if (fs::exists(dir, error)) {
+    const bool earlier_run = fs::exists(dir / "status.json", error) ||
+                             fs::exists(dir / "job.sbatch", error);
+    if (!overwrite || !earlier_run) {
+      throw std::runtime_error(
+          "the run directory " + dir.string() + " already exists" +
+          (earlier_run ? " (an earlier run): pass --overwrite to replace it"
+                       : " and is not a run directory: choose another run_dir"));
+    }
+    fs::remove_all(dir);
+  }
+  fs::create_directories(dir);
+}
 
 int run_local(const Experiment& x, const Plan& plan, const RunOptions& options) {
   LocalRun run(x, plan, options);

@@ -16,6 +16,9 @@ struct RunOptions {
   /// A run directory left by an earlier run (it holds status.json) is removed first; any other
   /// existing folder is never touched.
   bool overwrite = false;
+  /// The run directory was made by `slipstream run` before it submitted the batch job that runs
+  /// this (it holds the job script, no status yet): use it as it is.
+  bool prepared_run_dir = false;
   std::ostream* progress = nullptr;  ///< events and status lines; nullptr: quiet
   /// The slipstream program: the report generator is found from it (SHARE/slipstream).
   std::string slipstream_binary;
@@ -25,5 +28,9 @@ struct RunOptions {
 /// (after restarts), 1 when one failed, 130 after SIGINT/SIGTERM. Throws for what stops it from
 /// starting (a run directory that cannot be made, an input file that cannot be copied).
 int run_local(const Experiment& x, const Plan& plan, const RunOptions& options);
+
+/// Makes the run directory (as run_local does: an earlier run's is replaced only with
+/// `overwrite`), or throws.
+void make_run_dir(const std::string& run_dir, bool overwrite);
 
 }  // namespace slipstream::launch

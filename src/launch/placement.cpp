@@ -89,9 +89,19 @@ std::vector<std::map<std::string, std::string>> member_params(const ApplicationS
   return members;
 }
 
-std::vector<std::string> with_mpirun(const Experiment& x, int ranks,
-                                     const std::vector<std::string>& exported,
-                                     std::vector<std::string> command) {
+// The command as the back-end starts it: under Slurm every process is a job step of the
+// experiment's allocation (srun; --overlap so that steps share the allocation's CPUs, as the
+// processes of one node do); locally, MPI programs go through mpirun.
+std::vector<std::string> with_launcher(const Experiment& x, int ranks,
+                                       const std::vector<std::string>& exported,
+                                       std::vector<std::string> command) {
+  if (x.backend == Experiment::Backend::kSlurm) {
+    std::vector<std::string> argv = {"srun", "-n", std::to_string(ranks), "--overlap",
+                                     "--overcommit", "--export=ALL", "--kill-on-bad-exit=1"};
+    argv.insert(argv.end(), x.slurm.srun_args.begin(), x.slurm.srun_args.end());
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
   if (ranks <= 1) return command;
   std::vector<std::string> argv = {x.mpirun, "-n", std::to_string(ranks)};
   argv.insert(argv.end(), x.mpirun_args.begin(), x.mpirun_args.end());
@@ -160,8 +170,9 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
       p.group = s.name;
       p.index = k;
       p.name = s.shards == 1 ? s.name : s.name + "_" + std::to_string(k);
-      p.argv = {slipstream_binary, "server"};
-      p.argv.insert(p.argv.end(), s.options.begin(), s.options.end());
+      std::vector<std::string> command = {slipstream_binary, "server"};
+      command.insert(command.end(), s.options.begin(), s.options.end());
+      p.argv = with_launcher(x, 1, {}, std::move(command));
       p.run_dir = run_dir + "/" + p.name;
       p.workdir = p.run_dir;
       // sockaddr_un holds 108 bytes; a longer path falls back to TCP.
@@ -205,7 +216,7 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
         p.exported.push_back("SSKEYIN");
       }
       if (!app.server.empty()) p.exported.push_back("SSDB");
-      p.argv = with_mpirun(x, app.ranks, p.exported, std::move(command));
+      p.argv = with_launcher(x, app.ranks, p.exported, std::move(command));
       p.copy = app.copy;
       p.link = app.link;
       p.configure = app.configure;
@@ -232,7 +243,7 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
     p.copy.push_back(t.config);
     p.link = t.link;
     const std::string config = p.run_dir + "/" + std::filesystem::path(t.config).filename().string();
-    p.argv = with_mpirun(x, t.ranks, p.exported, {slipstream_binary, "train", config});
+    p.argv = with_launcher(x, t.ranks, p.exported, {slipstream_binary, "train", config});
     take_watch_settings(t, p);
     add(std::move(p));
   }

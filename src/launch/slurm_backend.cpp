@@ -1,0 +1,158 @@
+// The Slurm back-end; see slurm_backend.hpp and docs/launcher.md.
+#include "launch/slurm_backend.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace slipstream::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int number) { g_stop_signal = number; }
+
+// Runs a program (found on PATH) and returns its exit status and standard output.
+std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  std::vector<std::string> words = argv;
+  std::vector<char*> c_argv;
+  for (std::string& w : words) c_argv.push_back(w.data());
+  c_argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int error = ::posix_spawnp(&pid, c_argv[0], &actions, nullptr, c_argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (error != 0) {
+    ::close(fds[0]);
+    throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(error));
+  }
+  std::string out;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text;
+}
+
+std::string shell_word(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The experiment's exit status from the status.json its run left.
+int exit_status_of(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/status.json");
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The experiment's own state is the first "state" of the file (the processes' come after).
+  const std::string key = "\"state\": \"";
+  const auto at = all.find(key);
+  if (at == std::string::npos) return 1;
+  const std::string state = all.substr(at + key.size(), all.find('"', at + key.size()) - at - key.size());
+  return state == "done" ? 0 : state == "interrupted" ? 130 : 1;
+}
+
+}  // namespace
+
+std::string batch_script(const Experiment& x, const std::string& file, const std::string& run_dir,
+                         const std::string& slipstream_binary) {
+  std::ostringstream s;
+  s << "#!/bin/sh\n"
+    << "# Written by slipstream run for experiment " << x.name << ": the launcher runs inside\n"
+    << "# the allocation and starts every process as a job step (srun).\n"
+    << "#SBATCH --job-name=" << x.name << "\n"
+    << "#SBATCH --nodes=" << x.slurm.nodes << "\n"
+    // The whole node: the experiment's steps share it (srun --overlap --overcommit).
+    << "#SBATCH --exclusive\n"
+    << "#SBATCH --time=" << x.slurm.time << "\n"
+    << "#SBATCH --output=" << run_dir << "/slurm-%j.out\n"
+    << "#SBATCH --chdir=" << run_dir << "\n";
+  if (!x.slurm.partition.empty()) s << "#SBATCH --partition=" << x.slurm.partition << "\n";
+  if (!x.slurm.account.empty()) s << "#SBATCH --account=" << x.slurm.account << "\n";
+  for (const std::string& a : x.slurm.sbatch_args) s << "#SBATCH " << a << "\n";
+  s << "exec " << shell_word(slipstream_binary) << " run "
+    << shell_word(fs::absolute(file).lexically_normal().string()) << " --run-dir "
+    << shell_word(run_dir) << " --in-allocation\n";
+  return s.str();
+}
+
+int submit_slurm(const Experiment& x, const std::string& file, const std::string& run_dir,
+                 const RunOptions& options) {
+  std::ostream* out = options.progress;
+  make_run_dir(run_dir, options.overwrite);
+  const std::string script = run_dir + "/job.sbatch";
+  {
+    std::ofstream f(script);
+    f << batch_script(x, file, run_dir, options.slipstream_binary);
+    if (!f) throw std::runtime_error("cannot write " + script);
+  }
+  const auto [status, text] = capture({"sbatch", "--parsable", script});
+  if (status != 0) throw std::runtime_error("sbatch " + script + " failed (status " + std::to_string(status) + ")");
+  const std::string job = trimmed(text.substr(0, text.find(';')));
+  if (out) *out << "submitted batch job " << job << " (" << script << ")" << std::endl;
+
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+  g_stop_signal = 0;
+  bool signalled = false;
+  std::size_t shown = 0;  // bytes of the job's output already printed
+  const std::string job_output = run_dir + "/slurm-" + job + ".out";
+  auto follow = [&] {
+    std::ifstream in(job_output, std::ios::binary);
+    if (!in) return;
+    in.seekg(static_cast<std::streamoff>(shown));
+    const std::string more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    shown += more.size();
+    if (out && !more.empty()) *out << more << std::flush;
+  };
+  while (true) {
+    if (g_stop_signal != 0 && !signalled) {
+      // The batch step is `slipstream run` itself: it stops the experiment in order.
+      capture({"scancel", "--batch", "--signal=INT", job});
+      signalled = true;
+    }
+    const auto [code, state] = capture({"squeue", "-h", "-j", job, "-o", "%T"});
+    follow();
+    if (code != 0 || trimmed(state).empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  follow();
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  return exit_status_of(run_dir);
+}
+
+}  // namespace slipstream::launch
