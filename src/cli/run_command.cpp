@@ -15,7 +15,7 @@
 #include "launch/experiment.hpp"
 #include "launch/local_backend.hpp"
 #include "launch/placement.hpp"
-#include "launch/slurm_backend.hpp"
+#include "launch/batch_backend.hpp"
 
 namespace slipstream::cli {
 namespace {
@@ -73,18 +73,13 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_flag("--overwrite", settings->overwrite,
                 "Replace the run directory of an earlier run of this experiment");
   cmd->add_flag("--in-allocation", settings->in_allocation,
-                "Slurm: run inside the batch job `slipstream run` submitted, in the run directory "
+                "Slurm, PBS: run inside the batch job `slipstream run` submitted, in the run directory "
                 "it prepared (written into the job script; not for users)");
   return [settings]() -> int {
     launch::Experiment x = launch::load_experiment(settings->file);
     std::string run_dir = settings->run_dir.empty() ? x.run_dir : settings->run_dir;
     if (run_dir.empty()) run_dir = x.name;
     run_dir = fs::absolute(run_dir).lexically_normal().string();
-    if (x.backend == launch::Experiment::Backend::kPbs) {
-      std::cerr << "slipstream run: " << settings->file << ": backend = \"pbs\" is not "
-                << "available in this version; \"local\" and \"slurm\" are (docs/launcher.md)\n";
-      return 2;
-    }
     const std::string self = this_executable();
     const launch::Plan plan = launch::make_plan(x, self, run_dir);
     if (settings->dry_run) {
@@ -95,13 +90,13 @@ std::function<int()> add_run_command(CLI::App& app) {
     options.overwrite = settings->overwrite;
     options.progress = &std::cout;
     options.slipstream_binary = self;
-    if (x.backend == launch::Experiment::Backend::kSlurm) {
+    if (x.backend != launch::Experiment::Backend::kLocal) {
       if (settings->in_allocation) {
         options.prepared_run_dir = true;
-      } else if (std::getenv("SLURM_JOB_ID") == nullptr) {
-        return launch::submit_slurm(x, settings->file, run_dir, options);
+      } else if (!launch::inside_batch_job(x)) {
+        return launch::submit_batch(x, settings->file, run_dir, options);
       }
-      // Inside an allocation (salloc, or a batch job of the user's): the steps start from here.
+      // Inside a job already (salloc, or a batch script of the user's): start from here.
     }
     return launch::run_local(x, plan, options);
   };

@@ -201,13 +201,13 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
                             const std::string& base_dir) {
   const std::string name(origin);
   const toml::value root = parse_config_text(std::string(text), name);
-  static const std::set<std::string> kTables = {"experiment", "local", "slurm", "server",
+  static const std::set<std::string> kTables = {"experiment", "local", "slurm", "pbs", "server",
                                                 "application", "trainer"};
   for (const auto& [key, value] : root.as_table()) {
     if (kTables.count(key) == 0) {
       throw ConfigError(config_where(name, value) + "'" + key +
                         "' is not a table of an experiment file (expected [experiment], [local], "
-                        "[slurm], [[server]], [[application]] or [[trainer]])");
+                        "[slurm], [pbs], [[server]], [[application]] or [[trainer]])");
     }
   }
   Experiment x;
@@ -250,6 +250,16 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   slurm.strings("sbatch_args", x.slurm.sbatch_args);
   slurm.strings("srun_args", x.slurm.srun_args);
   slurm.finish();
+
+  ConfigSection pbs(root.contains("pbs") ? &root.at("pbs") : nullptr, "pbs", name);
+  pbs.string("resources", x.pbs.resources);
+  pbs.string("walltime", x.pbs.walltime);
+  pbs.string("queue", x.pbs.queue);
+  pbs.string("account", x.pbs.account);
+  pbs.strings("qsub_args", x.pbs.qsub_args);
+  pbs.string("mpiexec", x.pbs.mpiexec);
+  pbs.strings("mpiexec_args", x.pbs.mpiexec_args);
+  pbs.finish();
 
   std::set<std::string> names;  // every process name, so that none is used twice
   auto unique = [&](ConfigSection& s, const std::string& n) {

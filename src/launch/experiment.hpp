@@ -103,6 +103,16 @@ struct Experiment {
     std::vector<std::string> sbatch_args;  ///< more sbatch options
     std::vector<std::string> srun_args;    ///< more srun options, e.g. ["--mpi=pmix"]
   } slurm;
+  /// The PBS back-end (PBS Pro, OpenPBS, Torque): the job script it writes and submits, and how
+  /// MPI programs start inside the job.
+  struct Pbs {
+    std::string resources = "select=1:ncpus=1";  ///< the -l resource request
+    std::string walltime = "01:00:00";
+    std::string queue, account;
+    std::vector<std::string> qsub_args;     ///< more #PBS lines
+    std::string mpiexec = "mpiexec";
+    std::vector<std::string> mpiexec_args;
+  } pbs;
   double stop_grace_seconds = 10;       ///< SIGTERM, then this long, then SIGKILL
   double server_start_seconds = 30;     ///< a server must answer PING within this
   double heartbeat_seconds = 2;         ///< how often servers are pinged and processes checked

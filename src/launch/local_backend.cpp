@@ -824,7 +824,8 @@ void make_run_dir(const std::string& run_dir, bool overwrite) {
   std::error_code error;
   if (fs::exists(dir, error)) {
     const bool earlier_run = fs::exists(dir / "status.json", error) ||
-                             fs::exists(dir / "job.sbatch", error);
+                             fs::exists(dir / "job.sbatch", error) ||
+                             fs::exists(dir / "job.pbs", error);
     if (!overwrite || !earlier_run) {
       throw std::runtime_error(
           "the run directory " + dir.string() + " already exists" +

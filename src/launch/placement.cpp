@@ -91,7 +91,8 @@ std::vector<std::map<std::string, std::string>> member_params(const ApplicationS
 
 // The command as the back-end starts it: under Slurm every process is a job step of the
 // experiment's allocation (srun; --overlap so that steps share the allocation's CPUs, as the
-// processes of one node do); locally, MPI programs go through mpirun.
+// processes of one node do); locally, MPI programs go through mpirun, under PBS through mpiexec
+// (whose environment forwarding is the site's MPI's: mpiexec_args can add it).
 std::vector<std::string> with_launcher(const Experiment& x, int ranks,
                                        const std::vector<std::string>& exported,
                                        std::vector<std::string> command) {
@@ -103,6 +104,12 @@ std::vector<std::string> with_launcher(const Experiment& x, int ranks,
     return argv;
   }
   if (ranks <= 1) return command;
+  if (x.backend == Experiment::Backend::kPbs) {
+    std::vector<std::string> argv = {x.pbs.mpiexec, "-n", std::to_string(ranks)};
+    argv.insert(argv.end(), x.pbs.mpiexec_args.begin(), x.pbs.mpiexec_args.end());
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
   std::vector<std::string> argv = {x.mpirun, "-n", std::to_string(ranks)};
   argv.insert(argv.end(), x.mpirun_args.begin(), x.mpirun_args.end());
   for (const std::string& name : exported) {

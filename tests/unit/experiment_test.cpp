@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "launch/batch_backend.hpp"
 #include "launch/experiment.hpp"
 #include "launch/placement.hpp"
 
@@ -210,6 +211,52 @@ TEST(Placeholders, FillEscapeAndRefuse) {
   EXPECT_THROW(fill_placeholders("{c}", v, ""), ConfigError);
   EXPECT_THROW(fill_placeholders("a}", v, ""), ConfigError);
   EXPECT_THROW(fill_placeholders("{a", v, ""), ConfigError);
+}
+
+}  // namespace
+}  // namespace slipstream::launch
+
+namespace slipstream::launch {
+namespace {
+
+TEST(Experiment, BatchBackEndsWriteTheirJobScriptsAndStartSteps) {
+  const std::string body = R"(
+[[server]]
+name = "db"
+[[application]]
+name = "sim"
+exe = "sim"
+ranks = 3
+)";
+  const Experiment slurm = parse("[experiment]\nname = \"s\"\nbackend = \"slurm\"\n[slurm]\ntime = "
+                                 "\"00:05:00\"\npartition = \"debug\"\nsrun_args = [\"--mpi=pmix\"]\n" +
+                                 body);
+  const Plan plan = make_plan(slurm, "/bin/slipstream", "/runs/s");
+  EXPECT_EQ(plan.find("sim")->argv,
+            (std::vector<std::string>{"srun", "-n", "3", "--overlap", "--overcommit",
+                                      "--export=ALL", "--kill-on-bad-exit=1", "--mpi=pmix", "sim"}));
+  EXPECT_EQ(plan.find("db")->argv.front(), "srun");  // servers are job steps too
+  const std::string script = batch_script(slurm, "/x/s.toml", "/runs/s", "/bin/slipstream");
+  for (const char* line : {"#SBATCH --job-name=s\n", "#SBATCH --time=00:05:00\n",
+                           "#SBATCH --partition=debug\n", "#SBATCH --output=/runs/s/slurm-%j.out\n",
+                           "exec '/bin/slipstream' run '/x/s.toml' --run-dir '/runs/s' "
+                           "--in-allocation\n"}) {
+    EXPECT_NE(script.find(line), std::string::npos) << line << " in\n" << script;
+  }
+  EXPECT_EQ(batch_script_path(slurm, "/runs/s"), "/runs/s/job.sbatch");
+
+  const Experiment pbs = parse("[experiment]\nname = \"a-long-experiment-name\"\nbackend = \"pbs\"\n"
+                               "[pbs]\nmpiexec_args = [\"-x\", \"SSDB\"]\naccount = \"proj\"\n" + body);
+  EXPECT_EQ(make_plan(pbs, "/bin/slipstream", "/runs/p").find("sim")->argv,
+            (std::vector<std::string>{"mpiexec", "-n", "3", "-x", "SSDB", "sim"}));
+  const std::string pbs_script = batch_script(pbs, "/x/p.toml", "/runs/p", "/bin/slipstream");
+  for (const char* line : {"#PBS -N a-long-experime\n", "#PBS -l select=1:ncpus=1\n",
+                           "#PBS -l walltime=01:00:00\n", "#PBS -A proj\n",
+                           "#PBS -o /runs/p/pbs.out\n", "cd '/runs/p' || exit 1\n"}) {
+    EXPECT_NE(pbs_script.find(line), std::string::npos) << line << " in\n" << pbs_script;
+  }
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[slurm]\nnodes = 2\n" + body).find("nodes must be from 1 to 1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The Slurm back-end; see slurm_backend.hpp and docs/launcher.md.
-#include "launch/slurm_backend.hpp"
+// The batch back-ends (Slurm, PBS); see batch_backend.hpp and docs/launcher.md.
+#include "launch/batch_backend.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,12 +29,13 @@ void on_stop_signal(int number) { g_stop_signal = number; }
 
 // Runs a program (found on PATH) and returns its exit status and standard output.
 std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
+  // Close-on-exec, so that only the child's standard output holds the pipe: a program that
+  // leaves a process behind (a job started in the background) must not keep it open.
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
   std::vector<std::string> words = argv;
   std::vector<char*> c_argv;
   for (std::string& w : words) c_argv.push_back(w.data());
@@ -83,41 +86,76 @@ int exit_status_of(const std::string& run_dir) {
 
 }  // namespace
 
+bool inside_batch_job(const Experiment& x) {
+  const char* variable = x.backend == Experiment::Backend::kSlurm ? "SLURM_JOB_ID" : "PBS_JOBID";
+  return x.backend != Experiment::Backend::kLocal && std::getenv(variable) != nullptr;
+}
+
+std::string batch_script_path(const Experiment& x, const std::string& run_dir) {
+  return run_dir + (x.backend == Experiment::Backend::kSlurm ? "/job.sbatch" : "/job.pbs");
+}
+
 std::string batch_script(const Experiment& x, const std::string& file, const std::string& run_dir,
                          const std::string& slipstream_binary) {
   std::ostringstream s;
   s << "#!/bin/sh\n"
     << "# Written by slipstream run for experiment " << x.name << ": the launcher runs inside\n"
-    << "# the allocation and starts every process as a job step (srun).\n"
-    << "#SBATCH --job-name=" << x.name << "\n"
-    << "#SBATCH --nodes=" << x.slurm.nodes << "\n"
-    // The whole node: the experiment's steps share it (srun --overlap --overcommit).
-    << "#SBATCH --exclusive\n"
-    << "#SBATCH --time=" << x.slurm.time << "\n"
-    << "#SBATCH --output=" << run_dir << "/slurm-%j.out\n"
-    << "#SBATCH --chdir=" << run_dir << "\n";
-  if (!x.slurm.partition.empty()) s << "#SBATCH --partition=" << x.slurm.partition << "\n";
-  if (!x.slurm.account.empty()) s << "#SBATCH --account=" << x.slurm.account << "\n";
-  for (const std::string& a : x.slurm.sbatch_args) s << "#SBATCH " << a << "\n";
+    << "# the job and starts every process of the experiment.\n";
+  if (x.backend == Experiment::Backend::kSlurm) {
+    s << "#SBATCH --job-name=" << x.name << "\n"
+      << "#SBATCH --nodes=" << x.slurm.nodes << "\n"
+      // The whole node: the experiment's steps share it (srun --overlap --overcommit).
+      << "#SBATCH --exclusive\n"
+      << "#SBATCH --time=" << x.slurm.time << "\n"
+      << "#SBATCH --output=" << run_dir << "/slurm-%j.out\n"
+      << "#SBATCH --chdir=" << run_dir << "\n";
+    if (!x.slurm.partition.empty()) s << "#SBATCH --partition=" << x.slurm.partition << "\n";
+    if (!x.slurm.account.empty()) s << "#SBATCH --account=" << x.slurm.account << "\n";
+    for (const std::string& a : x.slurm.sbatch_args) s << "#SBATCH " << a << "\n";
+  } else {
+    s << "#PBS -N " << x.name.substr(0, 15) << "\n"  // PBS job names: at most 15 characters
+      << "#PBS -l " << x.pbs.resources << "\n"
+      << "#PBS -l walltime=" << x.pbs.walltime << "\n"
+      << "#PBS -j oe\n"
+      << "#PBS -o " << run_dir << "/pbs.out\n";
+    if (!x.pbs.queue.empty()) s << "#PBS -q " << x.pbs.queue << "\n";
+    if (!x.pbs.account.empty()) s << "#PBS -A " << x.pbs.account << "\n";
+    for (const std::string& a : x.pbs.qsub_args) s << "#PBS " << a << "\n";
+    s << "cd " << shell_word(run_dir) << " || exit 1\n";
+  }
   s << "exec " << shell_word(slipstream_binary) << " run "
     << shell_word(fs::absolute(file).lexically_normal().string()) << " --run-dir "
     << shell_word(run_dir) << " --in-allocation\n";
   return s.str();
 }
 
-int submit_slurm(const Experiment& x, const std::string& file, const std::string& run_dir,
+int submit_batch(const Experiment& x, const std::string& file, const std::string& run_dir,
                  const RunOptions& options) {
   std::ostream* out = options.progress;
+  const bool slurm = x.backend == Experiment::Backend::kSlurm;
   make_run_dir(run_dir, options.overwrite);
-  const std::string script = run_dir + "/job.sbatch";
+  const std::string script = batch_script_path(x, run_dir);
   {
     std::ofstream f(script);
     f << batch_script(x, file, run_dir, options.slipstream_binary);
     if (!f) throw std::runtime_error("cannot write " + script);
   }
-  const auto [status, text] = capture({"sbatch", "--parsable", script});
-  if (status != 0) throw std::runtime_error("sbatch " + script + " failed (status " + std::to_string(status) + ")");
-  const std::string job = trimmed(text.substr(0, text.find(';')));
+  const std::vector<std::string> submit =
+      slurm ? std::vector<std::string>{"sbatch", "--parsable", script}
+            : std::vector<std::string>{"qsub", script};
+  std::pair<int, std::string> submitted;
+  try {
+    submitted = capture(submit);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + "; the job script is " + script +
+                             " (submit it yourself where " + submit[0] + " is)");
+  }
+  if (submitted.first != 0) {
+    throw std::runtime_error(submit[0] + " " + script + " failed (status " +
+                             std::to_string(submitted.first) + ")");
+  }
+  // sbatch --parsable: "ID[;cluster]"; qsub: "ID.server".
+  const std::string job = trimmed(submitted.second.substr(0, submitted.second.find(';')));
   if (out) *out << "submitted batch job " << job << " (" << script << ")" << std::endl;
 
   struct sigaction action {};
@@ -129,7 +167,8 @@ int submit_slurm(const Experiment& x, const std::string& file, const std::string
   g_stop_signal = 0;
   bool signalled = false;
   std::size_t shown = 0;  // bytes of the job's output already printed
-  const std::string job_output = run_dir + "/slurm-" + job + ".out";
+  // PBS copies the job's output when it ends; Slurm writes it as it comes.
+  const std::string job_output = slurm ? run_dir + "/slurm-" + job + ".out" : run_dir + "/pbs.out";
   auto follow = [&] {
     std::ifstream in(job_output, std::ios::binary);
     if (!in) return;
@@ -141,12 +180,18 @@ int submit_slurm(const Experiment& x, const std::string& file, const std::string
   while (true) {
     if (g_stop_signal != 0 && !signalled) {
       // The batch step is `slipstream run` itself: it stops the experiment in order.
-      capture({"scancel", "--batch", "--signal=INT", job});
+      if (slurm) {
+        capture({"scancel", "--batch", "--signal=INT", job});
+      } else {
+        capture({"qsig", "-s", "INT", job});
+      }
       signalled = true;
     }
-    const auto [code, state] = capture({"squeue", "-h", "-j", job, "-o", "%T"});
+    // A job that has ended leaves the queue: squeue prints nothing, qstat fails.
+    const auto [code, state] = slurm ? capture({"squeue", "-h", "-j", job, "-o", "%T"})
+                                     : capture({"qstat", job});
     follow();
-    if (code != 0 || trimmed(state).empty()) break;
+    if (code != 0 || (slurm && trimmed(state).empty())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   follow();

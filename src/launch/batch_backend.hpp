@@ -1,0 +1,34 @@
+// The batch back-ends (Slurm, PBS) from outside a job: `slipstream run` writes a batch script into
+// the run directory (RUN_DIR/job.sbatch or RUN_DIR/job.pbs), submits it (sbatch, qsub), and
+// follows the job to its end; inside the job the script runs
+// `slipstream run FILE --run-dir RUN_DIR --in-allocation`, which starts the processes with the
+// local back-end's supervision: as job steps (srun) under Slurm, with mpiexec for MPI programs
+// under PBS. Inside a job already (SLURM_JOB_ID or PBS_JOBID set), `slipstream run` starts them
+// itself. See docs/launcher.md.
+#pragma once
+
+#include <string>
+
+#include "launch/experiment.hpp"
+#include "launch/local_backend.hpp"
+
+namespace slipstream::launch {
+
+/// True when this process runs inside a job of the experiment's batch system.
+bool inside_batch_job(const Experiment& x);
+
+/// The batch script for experiment file `file` (as given on the command line).
+std::string batch_script(const Experiment& x, const std::string& file, const std::string& run_dir,
+                         const std::string& slipstream_binary);
+/// Its path in the run directory.
+std::string batch_script_path(const Experiment& x, const std::string& run_dir);
+
+/// Makes the run directory, writes the batch script, submits it and waits for the job: its
+/// output is followed on `options.progress`; SIGINT/SIGTERM are passed to the job's batch step
+/// (which stops the experiment in order). Returns the experiment's exit status (from its
+/// status.json: 0 done, 1 failed, 130 interrupted), or 1 when the job ended without one.
+/// Throws when the submission program is missing or refuses the script (which stays written).
+int submit_batch(const Experiment& x, const std::string& file, const std::string& run_dir,
+                 const RunOptions& options);
+
+}  // namespace slipstream::launch
