@@ -67,6 +67,19 @@ def assert_nothing_left(run_dir):
     assert processes_of(run_dir) == []
 
 
+def wait_until_all_running(run_dir, timeout=60):
+    """Waits until the run's status says every process runs; returns the deadline used."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if all(p["state"] == "running" for p in status(run_dir)["processes"]):
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    return deadline
+
+
 def toml_value(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -230,14 +243,7 @@ def test_sigint_stops_every_process_and_the_server(tmp_path):
                                 stderr=subprocess.STDOUT, text=True, env=environment(),
                                 cwd=tmp_path)
     run_dir = tmp_path / "int"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if all(p["state"] == "running" for p in status(run_dir)["processes"]):
-                break
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.1)
+    deadline = wait_until_all_running(run_dir)
     # Both members' ranks are running.
     while time.time() < deadline and any(
             (run_dir / f"sim_{k}" / f"sim_{k}.out").read_text().count("second 0") < 2

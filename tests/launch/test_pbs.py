@@ -9,12 +9,11 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_launcher import (BINARY, HEADER, application, assert_nothing_left,  # noqa: E402
-                           environment, status)
+                           environment, status, wait_until_all_running)
 
 
 def pbs_experiment(tmp_path, name, body):
@@ -119,14 +118,7 @@ def test_submission_follows_the_job_and_passes_ctrl_c_on(tmp_path):
     launcher = subprocess.Popen([BINARY, "run", str(long)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
     run_dir = tmp_path / "pbsint"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if all(p["state"] == "running" for p in status(run_dir)["processes"]):
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
+    wait_until_all_running(run_dir, timeout=60)
     launcher.send_signal(signal.SIGINT)
     out, _ = launcher.communicate(timeout=60)
     assert launcher.returncode == 130, out

@@ -4,20 +4,18 @@ slurm_fixture.py): `slipstream run` submits the experiment as a batch job, the l
 the job starts the server and the members as job steps (srun), and the run directory, logs,
 status and report come out as with the local back-end. Skipped, with the reason, only when Slurm
 cannot be started here (not root, packages missing, a daemon that fails)."""
-import json
-import os
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_fixture import SlurmCluster, SlurmUnavailable  # noqa: E402
-from test_launcher import BINARY, HEADER, application, assert_nothing_left, status  # noqa: E402
+from test_launcher import (BINARY, HEADER, application, assert_nothing_left,  # noqa: E402
+                           status, wait_until_all_running)
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +73,7 @@ def test_a_failing_member_fails_the_job_and_sigint_stops_it(slurm, tmp_path):
     launcher = subprocess.Popen([BINARY, "run", str(long)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=slurm.env, cwd=tmp_path)
     run_dir = tmp_path / "slint"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if all(p["state"] == "running" for p in status(run_dir)["processes"]):
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
+    wait_until_all_running(run_dir, timeout=90)
     launcher.send_signal(signal.SIGINT)
     out, _ = launcher.communicate(timeout=120)
     assert launcher.returncode == 130, out
