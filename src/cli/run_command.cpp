@@ -2,6 +2,7 @@
 // watches them to the end (src/launch, docs/launcher.md); `--dry-run` prints where everything
 // would run and exits. `slipstream status [RUN_DIR]`: a running (or ended) experiment's table.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -89,6 +90,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     launch::RunOptions options;
     options.overwrite = settings->overwrite;
     options.progress = &std::cout;
+    options.live_table = ::isatty(STDOUT_FILENO) == 1;
     options.slipstream_binary = self;
     if (x.backend != launch::Experiment::Backend::kLocal) {
       if (settings->in_allocation) {

@@ -145,6 +145,7 @@ class LocalRun {
       restore(old_int, old_term, old_hup);
       throw;
     }
+    erase_live_table();
     stop_everything();
     restore(old_int, old_term, old_hup);
     if (code == 0 && std::any_of(processes_.begin(), processes_.end(), [](const Process& p) {
@@ -172,6 +173,7 @@ class LocalRun {
   }
   void say(const std::string& line) {
     if (options_.progress == nullptr) return;
+    erase_live_table();
     char stamp[32];
     std::snprintf(stamp, sizeof stamp, "[%8.1f s] ", elapsed());
     *options_.progress << stamp << line << std::endl;
@@ -555,6 +557,7 @@ class LocalRun {
       }
     }
     auto last_status = Clock::now();
+    auto last_drawn = Clock::time_point{};
     while (true) {
       bool changed = reap();
       if (g_signal != 0 && !stopping_) {
@@ -575,15 +578,41 @@ class LocalRun {
       if (all_ended) break;
       const auto now = Clock::now();
       if (changed || now - last_status > std::chrono::seconds(1)) write_status();
-      if (x_.status_every_seconds > 0 &&
-          now - last_status > std::chrono::duration<double>(x_.status_every_seconds)) {
-        say(counts());
+      if (options_.live_table) {
+        if (changed || now - last_drawn > std::chrono::milliseconds(500)) {
+          draw_live_table();
+          last_drawn = now;
+        }
+      } else if (x_.status_every_seconds > 0 &&
+                 now - last_status > std::chrono::duration<double>(x_.status_every_seconds)) {
+        say(counts() + (metrics_ && !metrics_->summary().empty() ? " | " + metrics_->summary()
+                                                                  : ""));
         last_status = now;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (interrupted_) return 130;
     return stopping_ ? 1 : 0;
+  }
+
+  // The live table (a terminal only): the processes' table and the latest metrics, redrawn in
+  // place; event lines are printed above it.
+  void draw_live_table() {
+    if (!options_.live_table || options_.progress == nullptr) return;
+    erase_live_table();
+    std::string text = table();
+    if (metrics_) {
+      const std::string latest = metrics_->summary();
+      if (!latest.empty()) text += latest + "\n";
+    }
+    *options_.progress << text << std::flush;
+    live_lines_ = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  void erase_live_table() {
+    if (live_lines_ == 0) return;
+    // Up to the table's first line, then clear to the end of the screen.
+    *options_.progress << "\033[" << live_lines_ << "F\033[J";
+    live_lines_ = 0;
   }
 
   std::string counts() const {
@@ -810,6 +839,7 @@ class LocalRun {
   std::vector<Process> processes_;
   std::map<std::string, std::string> ssdb_;  // server group -> SSDB
   std::unique_ptr<MetricsRecorder> metrics_;
+  int live_lines_ = 0;  // lines of the live table on the terminal now
   Clock::time_point last_sample_{};
   bool stopping_ = false;
   bool interrupted_ = false;

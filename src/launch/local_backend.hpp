@@ -20,6 +20,9 @@ struct RunOptions {
   /// this (it holds the job script, no status yet): use it as it is.
   bool prepared_run_dir = false;
   std::ostream* progress = nullptr;  ///< events and status lines; nullptr: quiet
+  /// `progress` is a terminal: keep a table of the processes and the latest metrics redrawn
+  /// under the event lines, instead of status lines.
+  bool live_table = false;
   /// The slipstream program: the report generator is found from it (SHARE/slipstream).
   std::string slipstream_binary;
 };

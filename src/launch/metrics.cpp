@@ -120,8 +120,10 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
   const std::int64_t commands = number(info, "total_commands_processed");
   const std::int64_t input = number(info, "total_net_input_bytes");
   const std::int64_t output = number(info, "total_net_output_bytes");
+  servers_rate_ = -1;
   if (before.time_s >= 0 && time_s > before.time_s) {
     const double dt = time_s - before.time_s;
+    servers_rate_ = static_cast<double>(commands - before.commands) / dt;
     files_->servers << now << ',' << cell(shard.name) << ','
                     << static_cast<double>(commands - before.commands) / dt << ','
                     << static_cast<double>(input - before.input) / dt << ','
@@ -155,6 +157,14 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
     }
   }
   before = {time_s, commands, input, output, std::move(counts)};
+  {
+    std::ostringstream line;
+    line << shard.name << " " << std::fixed << std::setprecision(0)
+         << (servers_rate_ >= 0 ? servers_rate_ : 0.0) << " ops/s, " << std::setprecision(1)
+         << static_cast<double>(number(info, "used_memory") + number(info, "shm_used")) / 1048576.0
+         << " MiB";
+    latest_["0 " + shard.name] = line.str();
+  }
 
   // The trainers that report here name their stream and their model.
   const Reply trainers = c.command({"SS.TRAIN.STATUS"});
@@ -171,6 +181,9 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
       files_->trainers << ',' << cell(unknown ? "" : f[key]);
     }
     files_->trainers << '\n';
+    latest_["1 " + trainer.elements[0].string] =
+        trainer.elements[0].string + " " + f["state"] + ", loss " + f["train_loss"] + ", v" +
+        (f["published_version"].empty() ? "-" : f["published_version"]);
     if (!f["stream"].empty()) streams.insert(f["stream"]);
   }
   for (const std::string& stream : streams) {
@@ -194,6 +207,12 @@ void MetricsRecorder::sample_shard(std::size_t k, double time_s) {
       }
     }
   }
+}
+
+std::string MetricsRecorder::summary() const {
+  std::string out;
+  for (const auto& [key, part] : latest_) out += (out.empty() ? "" : " | ") + part;
+  return out;
 }
 
 }  // namespace slipstream::launch

@@ -34,6 +34,10 @@ class MetricsRecorder {
   /// is skipped this time (the launcher's heartbeat decides whether it is dead).
   void sample(double time_s);
 
+  /// The latest figures in a line: each shard's operations per second and memory, each
+  /// trainer's state, loss and published version ("" before the first sample).
+  std::string summary() const;
+
  private:
   struct Previous {
     double time_s = -1;
@@ -44,6 +48,8 @@ class MetricsRecorder {
   Client* client(std::size_t shard);
   void sample_shard(std::size_t shard, double time_s);
 
+  double servers_rate_ = -1;  // the shard being sampled: its operations per second
+  std::map<std::string, std::string> latest_;  // shard or trainer -> its part of summary()
   std::string dir_;
   std::vector<Shard> shards_;
   std::vector<std::unique_ptr<Client>> clients_;
