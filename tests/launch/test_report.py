@@ -311,3 +311,25 @@ def test_missing_or_unreadable_status(tmp_path):
     done = make_report(run)
     assert done.returncode != 0 and "not valid JSON" in done.stderr, done.stderr
     assert not (run / "report").exists()
+
+
+def test_figures_that_processes_drew_are_shown_after_the_launchers(tmp_path):
+    run = make_run(tmp_path, metrics=False)
+    figures = run / "pic" / "figures"
+    figures.mkdir(parents=True)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(figures / "field_energy.png")
+    plt.close(fig)
+    (figures / "notes.txt").write_text("not a figure")
+    done = make_report(run)
+    assert done.returncode == 0, done.stderr
+    page = (run / "report" / "index.html").read_text()
+    copied = run / "report" / "apps" / "pic-field_energy.png"
+    assert copied.read_bytes() == (figures / "field_energy.png").read_bytes()
+    assert '<img src="apps/pic-field_energy.png"' in page
+    assert "Drawn by the process pic (its figures/field_energy.png)." in page
+    assert "notes.txt" not in page

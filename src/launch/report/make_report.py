@@ -579,6 +579,28 @@ def draw_figures(report_dir, status, data):
     return results
 
 
+def application_figures(run_dir, report_dir):
+    """The PNGs processes drew themselves (RUN_DIR/PROCESS/figures/*.png, e.g. a simulation's
+    physics against theory), copied into report/apps/ and shown after the launcher's figures."""
+    target = os.path.join(report_dir, "apps")
+    shutil.rmtree(target, ignore_errors=True)
+    found = []
+    for process in sorted(os.listdir(run_dir)):
+        folder = os.path.join(run_dir, process, "figures")
+        if process == "report" or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if not name.lower().endswith(".png"):
+                continue
+            os.makedirs(target, exist_ok=True)
+            copy = f"{process}-{name}"
+            shutil.copyfile(os.path.join(folder, name), os.path.join(target, copy))
+            title = f"{process}: {os.path.splitext(name)[0].replace('_', ' ')}"
+            found.append((f"apps/{copy}", title, True,
+                          f"Drawn by the process {process} (its figures/{name})."))
+    return found
+
+
 # ------------------------------------------------------------------------------------------------
 # Writing
 
@@ -698,10 +720,11 @@ def page(status, processes, models, failed_logs, figures):
         out.append(html_table(models, numeric=("calls", "errors", "mean latency (us)")))
     out.append("<h2>Figures</h2>\n")
     for name, title, drawn, note in figures:
-        out.append(f"<figure id=\"{e(name[:-4])}\">\n")
+        out.append(f"<figure id=\"{e(name[:-4].replace('/', '-'))}\">\n")
         if drawn:
             out.append(f"<img src=\"{e(name)}\" alt=\"{e(title)}\">\n"
-                       f"<figcaption><b>{e(title)}.</b> {e(CAPTIONS[name])}</figcaption>\n")
+                       f"<figcaption><b>{e(title)}.</b> {e(CAPTIONS.get(name, note))}"
+                       "</figcaption>\n")
         else:
             out.append(f"<figcaption><b>{e(title)}</b></figcaption>\n"
                        f"<p class=\"nodata\">{e(note)}</p>\n")
@@ -751,7 +774,7 @@ def make_report(run_dir):
             tail, path = stderr_tail(run_dir, p)
             failed_logs.append((text(p.get("name"), "?"), path, tail))
 
-    figures = draw_figures(report_dir, status, data)
+    figures = draw_figures(report_dir, status, data) + application_figures(run_dir, report_dir)
     write_text(os.path.join(report_dir, "summary.txt"),
                summary_text(status, processes, models, failed_logs, figures))
     write_text(os.path.join(report_dir, "index.html"),
