@@ -82,7 +82,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     if (run_dir.empty()) run_dir = x.name;
     run_dir = fs::absolute(run_dir).lexically_normal().string();
     const std::string self = this_executable();
-    const launch::Plan plan = launch::make_plan(x, self, run_dir);
+    const launch::Plan plan = launch::make_plan(x, self, run_dir, launch::plan_nodes(x));
     if (settings->dry_run) {
       std::cout << launch::describe(plan);
       return 0;

@@ -1,10 +1,9 @@
 // The batch back-ends (Slurm, PBS); see batch_backend.hpp and docs/launcher.md.
 #include "launch/batch_backend.hpp"
 
-#include <fcntl.h>
+#include "launch/run_program.hpp"
+
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,8 +16,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
 namespace slipstream::launch {
 namespace {
 
@@ -26,40 +23,6 @@ namespace fs = std::filesystem;
 
 volatile sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int number) { g_stop_signal = number; }
-
-// Runs a program (found on PATH) and returns its exit status and standard output.
-std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
-  // Close-on-exec, so that only the child's standard output holds the pipe: a program that
-  // leaves a process behind (a job started in the background) must not keep it open.
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  std::vector<std::string> words = argv;
-  std::vector<char*> c_argv;
-  for (std::string& w : words) c_argv.push_back(w.data());
-  c_argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int error = ::posix_spawnp(&pid, c_argv[0], &actions, nullptr, c_argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (error != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(error));
-  }
-  std::string out;
-  char buffer[4096];
-  ssize_t n = 0;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
 
 std::string trimmed(std::string text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
@@ -145,7 +108,7 @@ int submit_batch(const Experiment& x, const std::string& file, const std::string
             : std::vector<std::string>{"qsub", script};
   std::pair<int, std::string> submitted;
   try {
-    submitted = capture(submit);
+    submitted = run_program(submit);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(e.what()) + "; the job script is " + script +
                              " (submit it yourself where " + submit[0] + " is)");
@@ -181,15 +144,15 @@ int submit_batch(const Experiment& x, const std::string& file, const std::string
     if (g_stop_signal != 0 && !signalled) {
       // The batch step is `slipstream run` itself: it stops the experiment in order.
       if (slurm) {
-        capture({"scancel", "--batch", "--signal=INT", job});
+        run_program({"scancel", "--batch", "--signal=INT", job});
       } else {
-        capture({"qsig", "-s", "INT", job});
+        run_program({"qsig", "-s", "INT", job});
       }
       signalled = true;
     }
     // A job that has ended leaves the queue: squeue prints nothing, qstat fails.
-    const auto [code, state] = slurm ? capture({"squeue", "-h", "-j", job, "-o", "%T"})
-                                     : capture({"qstat", job});
+    const auto [code, state] = slurm ? run_program({"squeue", "-h", "-j", job, "-o", "%T"})
+                                     : run_program({"qstat", job});
     follow();
     if (code != 0 || (slurm && trimmed(state).empty())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));

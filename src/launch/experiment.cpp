@@ -241,9 +241,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   local.finish();
 
   ConfigSection slurm(root.contains("slurm") ? &root.at("slurm") : nullptr, "slurm", name);
-  // One node for now: placing processes across nodes (servers reached by host name, one per
-  // node when colocated) is not built yet.
-  slurm.integer("nodes", x.slurm.nodes, 1, 1);
+  slurm.integer("nodes", x.slurm.nodes, 1, 100000);
   slurm.string("time", x.slurm.time);
   slurm.string("partition", x.slurm.partition);
   slurm.string("account", x.slurm.account);

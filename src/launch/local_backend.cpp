@@ -286,7 +286,11 @@ class LocalRun {
 
   std::map<std::string, std::string> environment_of(const Process& p) const {
     std::map<std::string, std::string> env = p.plan->env;
-    if (!p.plan->server.empty()) env["SSDB"] = ssdb_.at(p.plan->server);
+    if (!p.plan->server_shard.empty()) {
+      env["SSDB"] = ssdb_.at(p.plan->server_shard);
+    } else if (!p.plan->server.empty()) {
+      env["SSDB"] = ssdb_.at(p.plan->server);
+    }
     return env;
   }
 
@@ -298,18 +302,23 @@ class LocalRun {
     }
     for (auto& [group, shards] : groups) {
       std::string members;
+      // On one node everything is reached over the loopback; across nodes, by the node's name
+      // (the port is free here; on another node it is very likely free too, and a server that
+      // cannot bind it fails at start with the reason in its log).
+      const bool several_nodes = plan_.nodes.size() > 1;
       for (Process* s : shards) {
         s->port = free_port();
-        s->address = "127.0.0.1:" + std::to_string(s->port);
+        s->address = (several_nodes ? s->plan->node : "127.0.0.1") + ":" + std::to_string(s->port);
         members += (members.empty() ? "" : ",") + s->address;
       }
       for (Process* s : shards) {
         std::vector<std::string> argv = s->plan->argv;
         argv.insert(argv.end(), {"--port", std::to_string(s->port), "--dir", s->plan->run_dir});
+        if (several_nodes) argv.insert(argv.end(), {"--bind", "0.0.0.0"});
         if (!s->plan->unix_socket.empty()) {
           argv.insert(argv.end(), {"--unixsocket", s->plan->unix_socket});
         }
-        if (shards.size() > 1) {
+        if (shards.size() > 1 && mode_of(group) == ServerSpec::Mode::kCluster) {
           argv.insert(argv.end(), {"--cluster-nodes", members, "--cluster-node-index",
                                    std::to_string(s->plan->index)});
         }
@@ -317,10 +326,17 @@ class LocalRun {
         say("server " + s->plan->name + " starting on " + s->address + " (pid " +
             std::to_string(s->pid) + ")");
       }
-      // A colocated server is reached through its Unix socket (and with it shared memory) by the
-      // processes of its node; the launcher itself pings it over TCP.
-      const std::string& socket = shards.front()->plan->unix_socket;
-      ssdb_[group] = socket.empty() ? members : "unix://" + socket;
+      // A colocated server's shards are independent servers, each reached through its Unix
+      // socket (and with it shared memory) by the processes of its node; the launcher itself
+      // pings them over TCP.
+      if (mode_of(group) == ServerSpec::Mode::kColocated) {
+        for (Process* s : shards) {
+          const std::string& socket = s->plan->unix_socket;
+          ssdb_[s->plan->name] = socket.empty() ? s->address : "unix://" + socket;
+        }
+      } else {
+        ssdb_[group] = members;
+      }
     }
     for (auto& [group, shards] : groups) {
       for (Process* s : shards) wait_until_answering(*s);
@@ -693,6 +709,13 @@ class LocalRun {
         p.state = State::kDone;
       }
     }
+  }
+
+  ServerSpec::Mode mode_of(const std::string& group) const {
+    for (const ServerSpec& s : x_.servers) {
+      if (s.name == group) return s.mode;
+    }
+    return ServerSpec::Mode::kStandalone;
   }
 
   bool snapshot(const std::string& group) const {

@@ -1,9 +1,12 @@
 // Placement: experiment -> processes; see placement.hpp.
 #include "launch/placement.hpp"
 
+#include "launch/run_program.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -95,10 +98,12 @@ std::vector<std::map<std::string, std::string>> member_params(const ApplicationS
 // (whose environment forwarding is the site's MPI's: mpiexec_args can add it).
 std::vector<std::string> with_launcher(const Experiment& x, int ranks,
                                        const std::vector<std::string>& exported,
-                                       std::vector<std::string> command) {
+                                       std::vector<std::string> command,
+                                       const std::string& node, bool several_nodes) {
   if (x.backend == Experiment::Backend::kSlurm) {
     std::vector<std::string> argv = {"srun", "-n", std::to_string(ranks), "--overlap",
                                      "--overcommit", "--export=ALL", "--kill-on-bad-exit=1"};
+    if (several_nodes) argv.insert(argv.end(), {"-N", "1", "-w", node});
     argv.insert(argv.end(), x.slurm.srun_args.begin(), x.slurm.srun_args.end());
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
@@ -155,10 +160,14 @@ std::vector<const ProcessPlan*> Plan::shards(const std::string& server) const {
 }
 
 Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
-               const std::string& run_dir) {
+               const std::string& run_dir, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) throw ConfigError(x.file + ": no node to place the processes on");
   Plan plan;
   plan.experiment = x.name;
   plan.run_dir = run_dir;
+  plan.nodes = nodes;
+  const bool several = nodes.size() > 1;
+  std::size_t next_node = 0;  // members and trainers go to the nodes in turn
   std::map<std::string, std::vector<std::string>> groups;  // group -> its process names
   std::set<std::string> names;
   auto add = [&](ProcessPlan p) {
@@ -171,15 +180,19 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
   };
 
   for (const ServerSpec& s : x.servers) {
-    for (int k = 0; k < s.shards; ++k) {
+    // A colocated server is one independent shard on every node.
+    const bool colocated = s.mode == ServerSpec::Mode::kColocated;
+    const int shards = colocated ? static_cast<int>(nodes.size()) : s.shards;
+    for (int k = 0; k < shards; ++k) {
       ProcessPlan p;
       p.kind = ProcessPlan::Kind::kServer;
       p.group = s.name;
       p.index = k;
-      p.name = s.shards == 1 ? s.name : s.name + "_" + std::to_string(k);
+      p.name = shards == 1 ? s.name : s.name + "_" + std::to_string(k);
+      p.node = nodes[static_cast<std::size_t>(k) % nodes.size()];
       std::vector<std::string> command = {slipstream_binary, "server"};
       command.insert(command.end(), s.options.begin(), s.options.end());
-      p.argv = with_launcher(x, 1, {}, std::move(command));
+      p.argv = with_launcher(x, 1, {}, std::move(command), p.node, several);
       p.run_dir = run_dir + "/" + p.name;
       p.workdir = p.run_dir;
       // sockaddr_un holds 108 bytes; a longer path falls back to TCP.
@@ -223,7 +236,8 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
         p.exported.push_back("SSKEYIN");
       }
       if (!app.server.empty()) p.exported.push_back("SSDB");
-      p.argv = with_launcher(x, app.ranks, p.exported, std::move(command));
+      p.node = nodes[next_node++ % nodes.size()];
+      p.argv = with_launcher(x, app.ranks, p.exported, std::move(command), p.node, several);
       p.copy = app.copy;
       p.link = app.link;
       p.configure = app.configure;
@@ -250,9 +264,25 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
     p.copy.push_back(t.config);
     p.link = t.link;
     const std::string config = p.run_dir + "/" + std::filesystem::path(t.config).filename().string();
-    p.argv = with_launcher(x, t.ranks, p.exported, {slipstream_binary, "train", config});
+    p.node = nodes[next_node++ % nodes.size()];
+    p.argv = with_launcher(x, t.ranks, p.exported, {slipstream_binary, "train", config}, p.node,
+                           several);
     take_watch_settings(t, p);
     add(std::move(p));
+  }
+
+  // Processes of a colocated server's group talk to the shard on their node.
+  for (ProcessPlan& p : plan.processes) {
+    if (p.kind == ProcessPlan::Kind::kServer || p.server.empty()) continue;
+    const bool colocated = std::any_of(x.servers.begin(), x.servers.end(), [&](const auto& s) {
+      return s.name == p.server && s.mode == ServerSpec::Mode::kColocated;
+    });
+    for (const ProcessPlan& shard : plan.processes) {
+      if (colocated && shard.kind == ProcessPlan::Kind::kServer && shard.group == p.server &&
+          shard.node == p.node) {
+        p.server_shard = shard.name;
+      }
+    }
   }
 
   // Names in `after` and `reads`: a group stands for all its processes.
@@ -355,7 +385,12 @@ std::string describe(const Plan& plan) {
       }
     }
     out << "\n";
-    if (!p.server.empty()) out << "  SSDB=<the addresses of server " << p.server << ">\n";
+    if (!p.server_shard.empty()) {
+      out << "  SSDB=<the address of " << p.server_shard << ", the shard of " << p.server
+          << " on its node>\n";
+    } else if (!p.server.empty()) {
+      out << "  SSDB=<the addresses of server " << p.server << ">\n";
+    }
     for (const auto& [k, v] : p.env) out << "  " << k << "=" << quoted(v) << "\n";
     if (!p.after.empty()) {
       out << "  starts after:";
@@ -380,6 +415,25 @@ std::string describe(const Plan& plan) {
     }
   }
   return out.str();
+}
+
+std::vector<std::string> plan_nodes(const Experiment& x) {
+  if (x.backend != Experiment::Backend::kSlurm) return {"localhost"};
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (std::getenv("SLURM_JOB_ID") != nullptr && list != nullptr) {
+    const auto [status, text] = run_program({"scontrol", "show", "hostnames", list});
+    std::vector<std::string> nodes;
+    std::istringstream in(text);
+    for (std::string node; in >> node;) nodes.push_back(node);
+    if (status != 0 || nodes.empty()) {
+      throw std::runtime_error(std::string("cannot list the job's nodes (scontrol show hostnames ") +
+                               list + ")");
+    }
+    return nodes;
+  }
+  std::vector<std::string> nodes;
+  for (int k = 0; k < x.slurm.nodes; ++k) nodes.push_back("node" + std::to_string(k));
+  return nodes;
 }
 
 }  // namespace slipstream::launch

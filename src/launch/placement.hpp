@@ -36,6 +36,8 @@ struct ProcessPlan {
   std::vector<std::string> copy, link, configure;
   std::vector<std::string> after;  ///< processes that must end successfully first
   std::string server;              ///< the server group it talks to ("" for none)
+  /// Colocated servers: the shard on this process's node, which it talks to (through SSDB).
+  std::string server_shard;
   FailurePolicy on_failure;
   double timeout_seconds = 0;
   double hang_seconds = 0;
@@ -44,6 +46,7 @@ struct ProcessPlan {
 struct Plan {
   std::string experiment;
   std::string run_dir;
+  std::vector<std::string> nodes;      ///< where processes run; more than one: addresses by name
   std::vector<ProcessPlan> processes;  ///< servers first, then in the file's order
 
   const ProcessPlan* find(const std::string& name) const;
@@ -51,10 +54,20 @@ struct Plan {
   std::vector<const ProcessPlan*> shards(const std::string& server) const;
 };
 
-/// Expands `x` into its processes. `slipstream_binary` is the program servers and trainers run
-/// (this executable); `run_dir` the experiment's folder. Throws ConfigError for placeholders,
-/// dependencies (unknown, circular) and reads that cannot be honoured.
-Plan make_plan(const Experiment& x, const std::string& slipstream_binary, const std::string& run_dir);
+/// Expands `x` into its processes and places them on `nodes` (host names; one for the local and
+/// PBS back-ends): a standalone server on the first node, a cluster's shards spread over the
+/// nodes in turn, a colocated server one shard per node; members and trainers spread over the
+/// nodes in turn, each talking to its own node's colocated shard. `slipstream_binary` is the
+/// program servers and trainers run (this executable); `run_dir` the experiment's folder.
+/// Throws ConfigError for placeholders, dependencies (unknown, circular) and reads that cannot be
+/// honoured.
+Plan make_plan(const Experiment& x, const std::string& slipstream_binary, const std::string& run_dir,
+               const std::vector<std::string>& nodes = {"localhost"});
+
+/// The nodes a plan is made for: inside a Slurm job, its nodes (`scontrol show hostnames`);
+/// for a Slurm plan made outside one (--dry-run), `[slurm] nodes` placeholders node0, node1, ...;
+/// otherwise this machine.
+std::vector<std::string> plan_nodes(const Experiment& x);
 
 /// The plan as text: each process, where it runs, its command and what the launcher sets.
 std::string describe(const Plan& plan);

@@ -2,6 +2,7 @@
 // placeholders, key prefixes, dependencies, and errors that name the file and the line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -255,7 +256,57 @@ ranks = 3
                            "#PBS -o /runs/p/pbs.out\n", "cd '/runs/p' || exit 1\n"}) {
     EXPECT_NE(pbs_script.find(line), std::string::npos) << line << " in\n" << pbs_script;
   }
-  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[slurm]\nnodes = 2\n" + body).find("nodes must be from 1 to 1"),
+  EXPECT_NE(error_of("[experiment]\nname = \"x\"\n[slurm]\nnodes = 0\n" + body).find("nodes must be"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace slipstream::launch
+
+namespace slipstream::launch {
+namespace {
+
+TEST(Experiment, ProcessesArePlacedOnTheNodesInTurnWithAColocatedShardOnEach) {
+  const Experiment x = parse(R"(
+[experiment]
+name = "n"
+backend = "slurm"
+[slurm]
+nodes = 2
+[[server]]
+name = "db"
+mode = "colocated"
+[[server]]
+name = "big"
+mode = "cluster"
+shards = 3
+[[application]]
+name = "sim"
+exe = "sim"
+server = "db"
+[application.ensemble]
+replicas = 3
+[[trainer]]
+name = "learn"
+config = "t.toml"
+server = "big"
+)");
+  EXPECT_EQ(plan_nodes(x), (std::vector<std::string>{"node0", "node1"}));  // outside a job
+  const Plan plan = make_plan(x, "/bin/slipstream", "/runs/n", {"a", "b"});
+  ASSERT_EQ(plan.shards("db").size(), 2u);  // one per node
+  EXPECT_EQ(plan.find("db_0")->node, "a");
+  EXPECT_EQ(plan.find("db_1")->node, "b");
+  EXPECT_EQ(plan.find("big_2")->node, "a");  // a cluster's shards in turn
+  EXPECT_EQ(plan.find("sim_0")->node, "a");
+  EXPECT_EQ(plan.find("sim_1")->node, "b");
+  EXPECT_EQ(plan.find("sim_2")->node, "a");
+  EXPECT_EQ(plan.find("sim_1")->server_shard, "db_1");  // its own node's shard
+  EXPECT_EQ(plan.find("learn")->node, "b");
+  EXPECT_EQ(plan.find("learn")->server_shard, "");  // a cluster is one database
+  const auto& argv = plan.find("sim_1")->argv;
+  const std::vector<std::string> on_b = {"-N", "1", "-w", "b"};
+  EXPECT_NE(std::search(argv.begin(), argv.end(), on_b.begin(), on_b.end()), argv.end());
+  EXPECT_NE(describe(plan).find("SSDB=<the address of db_1, the shard of db on its node>"),
             std::string::npos);
 }
 
