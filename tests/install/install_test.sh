@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The installed project as a user meets it: `cmake --install` into a fresh prefix, then
+#   - examples 01 (C++), 02 (C) and 03 (Fortran) built outside the project with
+#     find_package(slipstream CONFIG COMPONENTS client c fortran), and again with the pkg-config
+#     lines of docs/clients.md ("Installed");
+#   - each run against the installed `slipstream server`, with no LD_LIBRARY_PATH (RUNPATH);
+#   - the installed Python package imported from the prefix by Debian's interpreter;
+#   - the installed slipstream-train finding its libraries.
+# Usage: install_test.sh BUILD_DIR MODEL_FILE   (MODEL_FILE: the examples' scale.pt)
+set -euo pipefail
+build=$(cd "$1" && pwd)
+model=$2
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/slipstream-install.XXXXXX")
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+unset LD_LIBRARY_PATH
+
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+echo "installed into $prefix"
+
+echo "== find_package"
+cmake -S "$source_dir/tests/install/consumer" -B "$work/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$work/consumer.log"
+cmake --build "$work/consumer" > "$work/consumer-build.log" || { cat "$work/consumer-build.log"; exit 1; }
+
+echo "== pkg-config"
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+examples=$source_dir/examples
+# shellcheck disable=SC2046
+c++ -std=c++20 "$examples/01_put_get.cpp" $(pkg-config --cflags --libs slipstream) -o "$work/put_get_pc"
+# shellcheck disable=SC2046
+cc -std=c99 "$examples/02_c_api.c" $(pkg-config --cflags --libs slipstream-c) -o "$work/c_api_pc"
+# shellcheck disable=SC2046
+gfortran "$examples/03_fortran.f90" $(pkg-config --cflags --libs slipstream-fortran) \
+  -o "$work/fortran_pc" -J "$work"
+
+echo "== run against the installed server"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$prefix/bin/slipstream" server --port "$port" --dir "$work" > "$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+  "$prefix/bin/slipstream" --version > /dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+address=127.0.0.1:$port
+for program in "$work/consumer/put_get_cpp" "$work/put_get_pc"; do
+  "$program" "$address" > "$work/out.log" || { cat "$work/out.log"; exit 1; }
+  echo "ok: $(basename "$program")"
+done
+for program in "$work/consumer/c_api" "$work/c_api_pc" "$work/consumer/fortran_api" "$work/fortran_pc"; do
+  "$program" "$model" "$address" > "$work/out.log" || { cat "$work/out.log"; exit 1; }
+  echo "ok: $(basename "$program")"
+done
+
+echo "== Python package and slipstream-train"
+site=$(echo "$prefix"/lib/python3*/site-packages)
+SLIPSTREAM_ADDRESS=$address PYTHONPATH=$site /usr/bin/python3 -c '
+import numpy as np, slipstream
+with slipstream.Client() as c:
+    c.put_tensor("installed", np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert (c.get_tensor("installed") == np.arange(6, dtype=np.float32).reshape(2, 3)).all()
+print("ok: python", slipstream.__file__)'
+if ldd "$prefix/bin/slipstream-train" | grep "not found"; then
+  echo "slipstream-train misses libraries"; exit 1
+fi
+echo "ok: slipstream-train links"
+echo "install test passed"
