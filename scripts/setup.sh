@@ -16,6 +16,7 @@ PACKAGES=(
   python3 python3-torch                      # test models traced from Python
   gfortran                                   # Fortran module (bindings/fortran)
   python3-dev pybind11-dev python3-numpy python3-pytest  # Python package (bindings/python)
+  python3-venv python3-pip python3-setuptools python3-wheel  # `pip install .` (pip_install test)
   valgrind                                   # memcheck of the C and Fortran tests
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
