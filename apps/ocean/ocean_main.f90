@@ -1,12 +1,15 @@
 !> slipstream-ocean: runs the wind-driven reduced-gravity basin of module ocean_model.
 !> One process is one ensemble member (no domain decomposition); members differ by --forcing.
-!> Exit status: 0 success, 1 the run blew up (non-finite energy or h <= 0) or output failed,
-!> 2 bad command line.
+!> Exit status: 0 success, 1 the run blew up (non-finite energy or h <= 0), output failed or the
+!> server closure failed (no server, no model, a failed call), 2 bad command line.
+!> --closure server: the log EKE comes from a model on a Slipstream server (module ocean_server),
+!> one batched call per step; its wall time is reported as a fraction of the step time.
 program slipstream_ocean
   use, intrinsic :: iso_fortran_env, only: int64, error_unit
   use, intrinsic :: iso_c_binding, only: c_float
   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
   use ocean_model
+  use ocean_server
   implicit none
 
   type(ocean_params) :: p
@@ -14,8 +17,16 @@ program slipstream_ocean
   type(ocean_diag) :: d
   integer :: steps = 1000, csv_every = 0, progress_every = 0, factor = 0
   integer :: snap_every = 0, snap_start = 0, nsnap = 0, csv_unit = 0, feat_unit = 0, n
-  character(len=:), allocatable :: csv_path, features_path, closure_name
-  real(c_float), allocatable :: features(:,:), coarse_features(:,:)
+  character(len=:), allocatable :: csv_path, features_path, closure_name, model_name, message
+  real(c_float), allocatable, target :: features(:,:)
+  real(c_float), allocatable :: coarse_features(:,:), log_eke(:)
+  type(server_closure) :: server
+  logical :: use_server = .false.
+  real(dp) :: check_tol = -1, check_max = 0  !< --check-analytic: largest |served - analytic|
+  ! Clock counts in the model call and in whole steps, since the last CSV row / progress line /
+  ! start: the inference fraction of each is infer / step.
+  integer(int64) :: infer_csv = 0, step_csv = 0, infer_prog = 0, step_prog = 0
+  integer(int64) :: infer_all = 0, ts0, ts1, ti0, ti1
   real(dp), allocatable :: eke(:)
   real(dp) :: nu_lo, nu_hi, seconds
   integer(int64) :: t0, t1, rate
@@ -24,6 +35,7 @@ program slipstream_ocean
   csv_path = ''
   features_path = ''
   closure_name = 'analytic'
+  model_name = ''
   call parse_command_line()
   if (csv_every <= 0) csv_every = max(1, steps / 1000)
   if (progress_every <= 0) progress_every = max(1, steps / 10)
@@ -36,12 +48,20 @@ program slipstream_ocean
   write(*, '(a,a,a,f0.3,a,es10.3,a,es10.3,a,es10.3,a)') '  closure ', closure_name, &
     ', forcing x', p%forcing, ', nu ', nu_lo, ' .. ', nu_hi, ' m2/s (bg ', s%nu_bg, ')'
 
-  allocate(features(n_features, s%nx * s%ny))
+  allocate(features(n_features, s%nx * s%ny), log_eke(s%nx * s%ny))
+  if (use_server) then
+    call server%connect(model_name, ok, message)
+    if (.not. ok) call fail('--closure server: ' // message)
+    ! Said in the log so that a run can be checked for the closure and the keys it used.
+    write(*, '(a)') '  server closure: model ' // model_name // ', key prefix "' // &
+      server%prefix // '", features ' // trim(server%features_key) // ' -> ' // &
+      trim(server%output_key) // ', one call per step'
+  end if
   if (len(csv_path) > 0) then
     open(newunit=csv_unit, file=csv_path, status='replace', action='write', iostat=n)
     if (n /= 0) call fail('cannot open ' // csv_path)
     write(csv_unit, '(a)') 'step,time,kinetic_energy,potential_energy,total_energy,volume,' // &
-                           'max_cfl,mean_viscosity'
+                           'max_cfl,mean_viscosity,inference_fraction'
   end if
   if (factor == 0 .and. len(features_path) > 0) &
     call usage_error('--features-out needs --coarse-grain F')
@@ -60,13 +80,29 @@ program slipstream_ocean
   call write_csv()
   call system_clock(t0, rate)
   do n = 1, steps
-    ! The closure call site: features -> log EKE -> viscosity, once per step (the server later
-    ! replaces analytic_log_eke with one batched network call).
-    if (p%closure == closure_analytic) then
+    call system_clock(ts0)
+    ! The closure call site: features -> log EKE -> viscosity, once per step; with the server,
+    ! one batched network call per step (and rank) replaces analytic_log_eke.
+    if (use_server) then
+      call compute_features(s, features)
+      call system_clock(ti0)
+      call server%predict(features, log_eke, ok, message)
+      call system_clock(ti1)
+      if (.not. ok) call fail('--closure server, step ' // itoa(n) // ': ' // message)
+      infer_csv = infer_csv + (ti1 - ti0)
+      infer_prog = infer_prog + (ti1 - ti0)
+      infer_all = infer_all + (ti1 - ti0)
+      if (check_tol >= 0) check_max = max(check_max, &
+        real(maxval(abs(log_eke - analytic_log_eke(features))), dp))
+      call apply_closure(s, log_eke)
+    else if (p%closure == closure_analytic) then
       call compute_features(s, features)
       call apply_closure(s, analytic_log_eke(features))
     end if
     call ocean_step(s)
+    call system_clock(ts1)
+    step_csv = step_csv + (ts1 - ts0)
+    step_prog = step_prog + (ts1 - ts0)
     if (mod(n, csv_every) == 0 .or. mod(n, progress_every) == 0 .or. n == steps) then
       d = ocean_diagnostics(s)
       if (.not. ieee_is_finite(d%total) .or. d%min_h <= 0) then
@@ -89,6 +125,17 @@ program slipstream_ocean
   seconds = real(t1 - t0, dp) / real(rate, dp)
   write(*, '(a,f0.3,a,f0.2,a)') 'slipstream-ocean: done, ', seconds, ' s wall, ', &
     1e6_dp * seconds / max(steps, 1), ' us/step'
+  if (use_server) then
+    write(*, '(a,f0.2,a,f0.4,a)') 'slipstream-ocean: server closure ', &
+      1e6_dp * real(infer_all, dp) / real(rate, dp) / max(steps, 1), ' us/step, ', &
+      real(infer_all, dp) / real(max(t1 - t0, 1_int64), dp), ' of the step time'
+    call server%disconnect()
+  end if
+  if (check_tol >= 0) then
+    write(*, '(a,es10.3,a,es10.3)') 'slipstream-ocean: served vs analytic log EKE, max |diff| ', &
+      check_max, ', tolerance ', check_tol
+    if (.not. (check_max <= check_tol)) call fail('served model does not match analytic_log_eke')
+  end if
   if (csv_unit /= 0) close(csv_unit)
   if (factor > 0) then
     call features_file_close(feat_unit, nsnap, ok)
@@ -97,15 +144,18 @@ program slipstream_ocean
       size(eke), ' coarse cells to ' // features_path // ' (', n_record, ' float32 per cell)'
   end if
   ! Main-program allocatables are not freed at exit; LeakSanitizer builds would count them.
-  deallocate(features, csv_path, features_path, closure_name)
+  deallocate(features, log_eke, csv_path, features_path, closure_name, model_name)
   if (allocated(eke)) deallocate(eke, coarse_features)
 
 contains
 
   subroutine write_csv()
     if (csv_unit == 0) return
-    write(csv_unit, '(i0,7(",",a))') d%step, num(d%time), num(d%kinetic), num(d%potential), &
-      num(d%total), num(d%volume), num(d%max_cfl), num(d%mean_nu)
+    write(csv_unit, '(i0,8(",",a))') d%step, num(d%time), num(d%kinetic), num(d%potential), &
+      num(d%total), num(d%volume), num(d%max_cfl), num(d%mean_nu), &
+      num(real(infer_csv, dp) / real(max(step_csv, 1_int64), dp))
+    infer_csv = 0
+    step_csv = 0
   end subroutine write_csv
 
   function num(x) result(text)
@@ -117,9 +167,12 @@ contains
   end function num
 
   subroutine progress()
-    write(*, '(a,i8,a,f9.2,a,es11.4,a,es9.2,a,f6.3,a,f8.1,a,f7.1)') 'step', d%step, '  day', &
+    write(*, '(a,i8,a,f9.2,a,es11.4,a,es9.2,a,f6.3,a,f8.1,a,f7.1,a,f6.3)') 'step', d%step, '  day', &
       d%time / 86400, '  E', d%total, ' J  KE/E', d%kinetic / max(d%total, tiny(1.0_dp)), &
-      '  cfl', d%max_cfl, '  nu', d%mean_nu, '  min h', d%min_h
+      '  cfl', d%max_cfl, '  nu', d%mean_nu, '  min h', d%min_h, &
+      '  infer', real(infer_prog, dp) / real(max(step_prog, 1_int64), dp)
+    infer_prog = 0
+    step_prog = 0
   end subroutine progress
 
   subroutine parse_command_line()
@@ -156,8 +209,15 @@ contains
         case ('analytic'); p%closure = closure_analytic
         case ('none');     p%closure = closure_none
         case ('constant'); p%closure = closure_constant
-        case default;      call usage_error('--closure must be analytic, none or constant')
+        case ('server')
+          ! Start from the analytic viscosity (the background at rest); the server's
+          ! predictions take over from the first step.
+          p%closure = closure_analytic
+          use_server = .true.
+        case default;      call usage_error('--closure must be analytic, none, constant or server')
         end select
+      case ('--model');          model_name = text_value(i)
+      case ('--check-analytic'); check_tol = real_value(i)
       case default
         call usage_error('unknown option ' // opt)
       end select
@@ -165,6 +225,8 @@ contains
     end do
     if (p%nx < 4 .or. p%ny < 4 .or. steps < 0 .or. factor < 0) &
       call usage_error('need nx, ny >= 4, steps >= 0, coarse-grain factor >= 0')
+    if (use_server .and. len(model_name) == 0) call usage_error('--closure server needs --model NAME')
+    if (check_tol >= 0 .and. .not. use_server) call usage_error('--check-analytic needs --closure server')
   end subroutine parse_command_line
 
   function argument(i) result(a)
@@ -213,9 +275,16 @@ contains
       '  --drag R                linear drag in 1/s (default 1e-7)', &
       '  --closure NAME          analytic (default) | none (nu = 0) | constant (nu = --nu)', &
       '  --nu NU                 viscosity of --closure constant in m2/s (default 2000)', &
+      '  --closure server        log EKE from a model on a Slipstream server (SSDB), one call', &
+      '                          per step; keys ocean.features (4*nx*ny float32, cell-major,', &
+      '                          = C [nx*ny][4]) -> ocean.log_eke (nx*ny), prefixed by SSKEYOUT', &
+      '  --model NAME            the server model of --closure server', &
+      '  --check-analytic TOL    (test) fail unless the served log EKE equals the analytic', &
+      '                          formula to TOL: checks the layout with an analytic model', &
       '  --no-slip               no-slip walls (default free slip)', &
       '  --csv FILE              step,time,kinetic_energy,potential_energy,total_energy,volume,', &
-      '                          max_cfl,mean_viscosity (SI units)', &
+      '                          max_cfl,mean_viscosity,inference_fraction (SI units; the', &
+      '                          last: server call time / step time since the last row)', &
       '  --csv-every N           CSV row interval (default steps/1000)', &
       '  --progress-every N      progress line interval (default steps/10)', &
       '  --coarse-grain F        write training data on the grid coarsened F times ...', &
@@ -229,6 +298,14 @@ contains
     write(error_unit, '(a)') 'slipstream-ocean: ' // message // ' (see --help)'
     stop 2
   end subroutine usage_error
+
+  function itoa(k) result(text)
+    integer, intent(in) :: k
+    character(len=:), allocatable :: text
+    character(len=12) :: buf
+    write(buf, '(i0)') k
+    text = trim(buf)
+  end function itoa
 
   subroutine fail(message)
     character(len=*), intent(in) :: message
