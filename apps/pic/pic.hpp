@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <numbers>
 #include <span>
 #include <vector>
@@ -25,6 +26,9 @@ class Communicator {
   /// Element-wise sum over the ranks, in place, the result on every rank (an all-reduce).
   virtual void sum(std::span<std::int64_t> values) const = 0;
   virtual void sum(std::span<double> values) const = 0;
+  /// Ends every rank of the run at once: for an error on one rank only, when the others may be
+  /// waiting for it in a collective.
+  [[noreturn]] virtual void abort(int status) const = 0;
 };
 
 /// A run of one rank: nothing to exchange.
@@ -34,6 +38,7 @@ class SerialCommunicator final : public Communicator {
   int size() const override { return 1; }
   void sum(std::span<std::int64_t>) const override {}
   void sum(std::span<double>) const override {}
+  [[noreturn]] void abort(int status) const override { std::exit(status); }
 };
 
 struct PicParameters {

@@ -3,6 +3,8 @@
 //                                             diagnostics, --check-* make a failed check exit 1
 //   slipstream-pic compare A.csv B.csv        exit 1 unless two runs' diagnostics agree
 // Under mpirun each rank owns a block of the particles; rank 0 prints and writes.
+// With --stream every rank publishes its steps to a Slipstream stream; with --model rank 0 calls
+// the model a trainer learns from it (pic_coupling.hpp; both off by default).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +23,9 @@
 #include "theory.hpp"
 #if SLIPSTREAM_PIC_WITH_MPI
 #include "pic_mpi.hpp"
+#endif
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+#include "pic_coupling.hpp"
 #endif
 
 namespace pic = slipstream::pic;
@@ -35,6 +41,9 @@ struct RunOptions {
   double growth_tolerance = 0.10;
   bool check_energy = false;
   double energy_tolerance = 5e-3;
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+  pic::CouplingSettings coupling;
+#endif
 };
 
 struct CompareOptions {
@@ -95,6 +104,70 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--energy-tolerance", o.energy_tolerance, "allowed max |W(t) / W(0) - 1|")
       ->check(kPositiveNumber)
       ->capture_default_str();
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+  auto& c = o.coupling;
+  const char* const group = "Slipstream";
+  app.add_option("--address", c.address, "the server (default: SLIPSTREAM_ADDRESS, then SSDB)")
+      ->group(group);
+  auto* stream = app.add_option("--stream", c.stream.name,
+                                "publish E, the electrons and training samples to this stream")
+                     ->group(group);
+  app.add_option("--stream-every", c.stream.every, "steps between published steps")
+      ->check(kPositiveCount)
+      ->needs(stream)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--stream-groups", c.stream.expected_groups,
+                 "reader groups the writers keep their steps for until they join")
+      ->needs(stream)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--stream-queue", c.stream.queue_limit, "steps the server holds at once")
+      ->check(kPositiveCount)
+      ->needs(stream)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--stream-echo", c.stream.echo,
+                 "rank r writes the last step it published to PREFIXr.csv (for tests)")
+      ->needs(stream)
+      ->group(group);
+  auto* model = app.add_option("--model", c.model.name,
+                               "call this model (the trainer's) with the phase space and compare "
+                               "its field with the solver's")
+                    ->group(group);
+  app.add_option("--model-every", c.model.every, "steps between model calls")
+      ->check(kPositiveCount)
+      ->needs(model)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--baseline-model", c.model.baseline,
+                 "a TorchScript file (the untrained model) run beside the model as the error to "
+                 "beat")
+      ->check(CLI::ExistingFile)
+      ->needs(model)
+      ->group(group);
+  app.add_option("--model-probe-step", c.model.probe_step,
+                 "keep the state of the first call from this step on and ask every later model "
+                 "about it too")
+      ->needs(model)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--csv-model", c.model.csv, "write every model call's error to this file")
+      ->needs(model)
+      ->group(group);
+  app.add_option("--x-bins", c.bins.x_bins, "phase-space bins in x (must divide the cells)")
+      ->check(kPositiveCount)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--v-bins", c.bins.v_bins, "phase-space bins in v")
+      ->check(kPositiveCount)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--v-max", c.bins.v_max, "phase-space velocity range [-v_max, v_max]")
+      ->check(kPositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+#endif
 }
 
 void write_csv(const std::string& path, const std::vector<pic::Diagnostics>& history) {
@@ -155,6 +228,27 @@ bool report_growth(const RunOptions& o, const std::vector<pic::Diagnostics>& his
   }
 }
 
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+void print_coupling_summary(const pic::CouplingSettings& settings,
+                            const pic::CouplingSummary& summary) {
+  if (!settings.stream.name.empty()) {
+    std::cout << "stream '" << settings.stream.name << "': " << summary.steps_published
+              << " steps published, " << summary.seconds_waiting
+              << " s waiting for the readers (rank 0)\n";
+  }
+  if (!settings.model.name.empty()) {
+    std::cout << "model '" << settings.model.name << "': " << summary.model_calls << " calls";
+    if (summary.model_calls > 0) {
+      std::cout << ", last: version " << summary.last_version << ", error " << summary.last_error;
+    }
+    if (summary.last_baseline_error >= 0) {
+      std::cout << " (untrained " << summary.last_baseline_error << ")";
+    }
+    std::cout << '\n';
+  }
+}
+#endif
+
 int run(const RunOptions& o, const pic::Communicator& world) {
   const bool root = world.rank() == 0;
   const auto started = std::chrono::steady_clock::now();
@@ -167,14 +261,32 @@ int run(const RunOptions& o, const pic::Communicator& world) {
               << ", vth = " << p.vth << ", dt = " << p.dt << ", " << o.steps << " steps, "
               << (p.quiet_start ? "quiet" : "random") << " start\n";
   }
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+  std::optional<pic::Coupling> coupling;
+  if (o.coupling.enabled()) {
+    const double theory =
+        pic::growth_rate(p.wavenumber(), pic::counter_streaming_beams(p.v0, p.vth));
+    coupling.emplace(o.coupling, simulation, world, theory);
+    coupling->after_step(simulation);  // the initial state
+  }
+#endif
   const std::size_t every =
       o.progress_every > 0 ? o.progress_every : std::max<std::size_t>(1, o.steps / 10);
   std::vector<pic::Diagnostics> history{simulation.diagnostics()};
   for (std::size_t n = 1; n <= o.steps; ++n) {
     simulation.step();
     history.push_back(simulation.diagnostics());
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+    if (coupling) coupling->after_step(simulation);
+#endif
     if (root && n % every == 0) print_progress(history.back());
   }
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+  if (coupling) {
+    const pic::CouplingSummary summary = coupling->finish();
+    if (root) print_coupling_summary(o.coupling, summary);
+  }
+#endif
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
 
   // Every rank holds the same diagnostics and so reaches the same verdict; only rank 0 speaks.
@@ -284,6 +396,13 @@ int main(int argc, char** argv) {
   }
   try {
     return compare_command->parsed() ? compare(compare_options) : run(run_options, world);
+#if SLIPSTREAM_PIC_WITH_SLIPSTREAM
+  } catch (const pic::CouplingError& e) {
+    // On one rank only, perhaps, while the others wait in a collective: end them all.
+    std::cerr << "slipstream-pic: " << e.what() << '\n';
+    if (world.size() > 1) world.abort(3);
+    return 3;
+#endif
   } catch (const std::exception& e) {
     if (world.rank() == 0) std::cerr << "slipstream-pic: " << e.what() << '\n';
     return 2;

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +38,11 @@ void MpiCommunicator::sum(std::span<double> values) const {
   check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
                       MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce");
+}
+
+void MpiCommunicator::abort(int status) const {
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::abort();  // MPI_Abort does not return; this only tells the compiler so
 }
 
 MpiSession::MpiSession(int& argc, char**& argv) { check(MPI_Init(&argc, &argv), "MPI_Init"); }

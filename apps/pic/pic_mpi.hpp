@@ -12,6 +12,7 @@ class MpiCommunicator final : public Communicator {
   int size() const override;
   void sum(std::span<std::int64_t> values) const override;
   void sum(std::span<double> values) const override;
+  [[noreturn]] void abort(int status) const override;
 };
 
 /// MPI_Init on construction, MPI_Finalize on destruction.

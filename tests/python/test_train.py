@@ -371,8 +371,12 @@ def test_validation_loss_publishes_on_improvement(server, client, key, tmp_path)
     with open(tmp_path / "metrics.csv") as f:
         rows = [r for r in csv.DictReader(f) if float(r["validation_loss"]) >= 0]
     assert rows, "no validation loss was reported"
-    first, last = float(rows[0]["validation_loss"]), float(rows[-1]["validation_loss"])
-    assert last < first / 5 and last < 0.01, (first, last)
+    # The first measurement can come after the model has already learnt most of the sine (a slow
+    # writer on a loaded machine leaves the trainer many passes over the first steps), so the
+    # check is on the best and final losses, not on a ratio to the first.
+    losses = [float(r["validation_loss"]) for r in rows]
+    assert losses[-1] <= losses[0] and losses[-1] < 0.01, losses
+    assert min(losses) < 0.01, losses
     # Published on improvements (models waiting while one is stored are replaced by newer ones),
     # then once more at the end.
     assert int(tag(client, model)["version"]) >= 2
