@@ -1,0 +1,53 @@
+/* SmartRedis-compatible enumerations (tensor types, memory layouts, metadata types, logging
+ * levels), with SmartRedis's names and numeric values so that SmartRedis programs compile
+ * unchanged. Usable from C and C++. Part of Slipstream's SmartRedis compatibility layer
+ * (docs/smartredis.md). */
+#ifndef SMARTREDIS_SR_ENUMS_H
+#define SMARTREDIS_SR_ENUMS_H
+
+/* How a tensor's elements lie in the caller's memory. */
+typedef enum {
+  SRMemLayoutInvalid = 0,
+  /* Row-major, as nested arrays of pointers (e.g. double** for 2-D); only the innermost level
+   * is contiguous. */
+  SRMemLayoutNested = 1,
+  /* Row-major in one contiguous block. */
+  SRMemLayoutContiguous = 2
+} SRMemoryLayout;
+
+/* Type of a dataset metadata field. */
+typedef enum {
+  SRMetadataTypeInvalid = 0,
+  SRMetadataTypeDouble = 1,
+  SRMetadataTypeFloat = 2,
+  SRMetadataTypeInt32 = 3,
+  SRMetadataTypeInt64 = 4,
+  SRMetadataTypeUint32 = 5,
+  SRMetadataTypeUint64 = 6,
+  SRMetadataTypeString = 7
+} SRMetaDataType;
+
+/* Element type of a tensor. */
+typedef enum {
+  SRTensorTypeInvalid = 0,
+  SRTensorTypeDouble = 1,
+  SRTensorTypeFloat = 2,
+  SRTensorTypeInt8 = 3,
+  SRTensorTypeInt16 = 4,
+  SRTensorTypeInt32 = 5,
+  SRTensorTypeInt64 = 6,
+  SRTensorTypeUint8 = 7,
+  SRTensorTypeUint16 = 8
+} SRTensorType;
+
+/* Logging levels (SR_LOG_LEVEL: QUIET, INFO, DEBUG, DEVELOPER). A message is written when its
+ * level is at most the configured one. */
+typedef enum {
+  LLInvalid = 0,
+  LLQuiet = 1,
+  LLInfo = 2,
+  LLDebug = 3,
+  LLDeveloper = 4
+} SRLoggingLevel;
+
+#endif /* SMARTREDIS_SR_ENUMS_H */
