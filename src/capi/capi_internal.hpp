@@ -29,12 +29,18 @@ struct slipstream_dataset {
   slipstream::DataSet dataset;
 };
 
+// The helpers marked SLIPSTREAM_CAPI_SHARED are exported from libslipstream_c for its sibling C
+// libraries (libslipstream_local_c), so that their errors land in the same per-thread last error
+// and their arguments are read the same way. They are not a public API.
+#define SLIPSTREAM_CAPI_SHARED __attribute__((visibility("default")))
+
 namespace slipstream::capi {
 
 /// Records `message` as this thread's last error and returns `status`. Never throws.
-slipstream_status_t fail(slipstream_status_t status, const char* message) noexcept;
+SLIPSTREAM_CAPI_SHARED slipstream_status_t fail(slipstream_status_t status,
+                                                const char* message) noexcept;
 /// Clears this thread's last error (every entry point does so first).
-void clear_last_error() noexcept;
+SLIPSTREAM_CAPI_SHARED void clear_last_error() noexcept;
 
 /// Runs `body`, turning every exception into a status and a last-error message, so that no
 /// exception ever crosses into C. Returns SLIPSTREAM_OK if `body` returns normally.
@@ -63,7 +69,8 @@ slipstream_status_t guarded(Body&& body) noexcept {
 
 /// The string `data`/`length` (SLIPSTREAM_NTS: NUL-terminated). `what` names the argument in the
 /// error thrown for a NULL pointer with a non-zero length.
-std::string_view string_arg(const char* data, std::size_t length, const char* what);
+SLIPSTREAM_CAPI_SHARED std::string_view string_arg(const char* data, std::size_t length,
+                                                   const char* what);
 /// An optional string: nullopt when `data` is NULL.
 std::optional<std::string> optional_string_arg(const char* data, std::size_t length);
 /// The C++ options for a C options struct (NULL: the defaults), strings checked by string_arg.
@@ -72,9 +79,10 @@ slipstream::ClientOptions client_options_arg(const slipstream_client_options_t* 
 std::vector<std::string> string_list_arg(const char* const* data, const std::size_t* lengths,
                                          std::size_t count, const char* what);
 /// A shape of `rank` dimensions (rank 0: a scalar, `data` may be NULL).
-std::span<const std::int64_t> shape_arg(const std::int64_t* data, std::size_t rank);
-DType dtype_arg(slipstream_dtype_t dtype);
-MemoryOrder order_arg(slipstream_memory_order_t order);
+SLIPSTREAM_CAPI_SHARED std::span<const std::int64_t> shape_arg(const std::int64_t* data,
+                                                               std::size_t rank);
+SLIPSTREAM_CAPI_SHARED DType dtype_arg(slipstream_dtype_t dtype);
+SLIPSTREAM_CAPI_SHARED MemoryOrder order_arg(slipstream_memory_order_t order);
 /// element_count(shape) * dtype_size(dtype), checking the product does not overflow.
 std::size_t tensor_bytes(DType dtype, std::span<const std::int64_t> shape);
 
@@ -105,10 +113,12 @@ inline slipstream_tensor_t* tensor_handle(Tensor* tensor) {
 char* copy_out(std::string_view bytes);
 /// Stores a malloc'd copy of `bytes` in *out and its length in *length (either may be NULL only if
 /// the caller asked for nothing; `out` is required).
-void string_out(std::string_view bytes, char** out, std::size_t* length, const char* what);
+SLIPSTREAM_CAPI_SHARED void string_out(std::string_view bytes, char** out, std::size_t* length,
+                                       const char* what);
 
 /// Borrowing C++ views of C tensor references (the caller's arrays must outlive their use).
-std::vector<TensorRef> tensor_refs(const slipstream_tensor_ref_t* tensors, std::size_t count);
+SLIPSTREAM_CAPI_SHARED std::vector<TensorRef> tensor_refs(const slipstream_tensor_ref_t* tensors,
+                                                          std::size_t count);
 /// Moves tensors into new handles stored in out[0..size) (all or none).
 void tensors_out(std::vector<Tensor> tensors, slipstream_tensor_t** out);
 
