@@ -28,9 +28,18 @@ endif()
 
 # LocalModel (libtorch) and the training library: their own components, so that a client that
 # does not use them needs no libtorch to find the package.
-install(TARGETS slipstream_local EXPORT slipstream-local-targets
+# LocalModel's C API (slipstream_local.h) joins it in the local component.
+install(TARGETS slipstream_local slipstream_local_c EXPORT slipstream-local-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT slipstream-local-targets NAMESPACE slipstream:: DESTINATION ${SLIPSTREAM_CMAKE_DIR})
+# The Fortran module slipstream_local (its .mod file is installed with the module's above): its
+# own export set, loaded by the local component where the Fortran one is installed.
+if(TARGET slipstream_fortran_local)
+  install(TARGETS slipstream_fortran_local EXPORT slipstream-fortran-local-targets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT slipstream-fortran-local-targets NAMESPACE slipstream::
+    DESTINATION ${SLIPSTREAM_CMAKE_DIR})
+endif()
 install(TARGETS slipstream_training EXPORT slipstream-training-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT slipstream-training-targets NAMESPACE slipstream:: DESTINATION ${SLIPSTREAM_CMAKE_DIR})
