@@ -3,13 +3,15 @@
 !> Exit status: 0 success, 1 the run blew up (non-finite energy or h <= 0), output failed or the
 !> server closure failed (no server, no model, a failed call), 2 bad command line.
 !> --closure server: the log EKE comes from a model on a Slipstream server (module ocean_server),
-!> one batched call per step; its wall time is reported as a fraction of the step time.
+!> one batched call per step; --closure local: from the same TorchScript model run in this process
+!> (module ocean_local). The call's wall time is reported as a fraction of the step time.
 program slipstream_ocean
   use, intrinsic :: iso_fortran_env, only: int64, error_unit
   use, intrinsic :: iso_c_binding, only: c_float
   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
   use ocean_model
   use ocean_server
+  use ocean_local
   implicit none
 
   type(ocean_params) :: p
@@ -18,10 +20,12 @@ program slipstream_ocean
   integer :: steps = 1000, csv_every = 0, progress_every = 0, factor = 0
   integer :: snap_every = 0, snap_start = 0, nsnap = 0, csv_unit = 0, feat_unit = 0, n
   character(len=:), allocatable :: csv_path, features_path, closure_name, model_name, message
-  real(c_float), allocatable, target :: features(:,:)
-  real(c_float), allocatable :: coarse_features(:,:), log_eke(:)
+  character(len=:), allocatable :: model_file
+  real(c_float), allocatable, target :: features(:,:), log_eke(:)
+  real(c_float), allocatable :: coarse_features(:,:)
   type(server_closure) :: server
-  logical :: use_server = .false.
+  type(local_closure) :: local
+  logical :: use_server = .false., use_local = .false.
   real(dp) :: check_tol = -1, check_max = 0  !< --check-analytic: largest |served - analytic|
   ! Clock counts in the model call and in whole steps, since the last CSV row / progress line /
   ! start: the inference fraction of each is infer / step.
@@ -36,6 +40,7 @@ program slipstream_ocean
   features_path = ''
   closure_name = 'analytic'
   model_name = ''
+  model_file = ''
   call parse_command_line()
   if (csv_every <= 0) csv_every = max(1, steps / 1000)
   if (progress_every <= 0) progress_every = max(1, steps / 10)
@@ -56,6 +61,12 @@ program slipstream_ocean
     write(*, '(a)') '  server closure: model ' // model_name // ', key prefix "' // &
       server%prefix // '", features ' // trim(server%features_key) // ' -> ' // &
       trim(server%output_key) // ', one call per step'
+  end if
+  if (use_local) then
+    call local%load(model_file, ok, message)
+    if (.not. ok) call fail('--closure local: ' // message)
+    write(*, '(a)') '  local closure: model file ' // model_file // ' in process on ' // &
+      local%device // ', one call per step'
   end if
   if (len(csv_path) > 0) then
     open(newunit=csv_unit, file=csv_path, status='replace', action='write', iostat=n)
@@ -83,12 +94,16 @@ program slipstream_ocean
     call system_clock(ts0)
     ! The closure call site: features -> log EKE -> viscosity, once per step; with the server,
     ! one batched network call per step (and rank) replaces analytic_log_eke.
-    if (use_server) then
+    if (use_server .or. use_local) then
       call compute_features(s, features)
       call system_clock(ti0)
-      call server%predict(features, log_eke, ok, message)
+      if (use_server) then
+        call server%predict(features, log_eke, ok, message)
+      else
+        call local%predict(features, log_eke, ok, message)
+      end if
       call system_clock(ti1)
-      if (.not. ok) call fail('--closure server, step ' // itoa(n) // ': ' // message)
+      if (.not. ok) call fail('--closure ' // closure_name // ', step ' // itoa(n) // ': ' // message)
       infer_csv = infer_csv + (ti1 - ti0)
       infer_prog = infer_prog + (ti1 - ti0)
       infer_all = infer_all + (ti1 - ti0)
@@ -125,12 +140,13 @@ program slipstream_ocean
   seconds = real(t1 - t0, dp) / real(rate, dp)
   write(*, '(a,f0.3,a,f0.2,a)') 'slipstream-ocean: done, ', seconds, ' s wall, ', &
     1e6_dp * seconds / max(steps, 1), ' us/step'
-  if (use_server) then
-    write(*, '(a,f0.2,a,f0.4,a)') 'slipstream-ocean: server closure ', &
+  if (use_server .or. use_local) then
+    write(*, '(a,f0.2,a,f0.4,a)') 'slipstream-ocean: ' // closure_name // ' closure ', &
       1e6_dp * real(infer_all, dp) / real(rate, dp) / max(steps, 1), ' us/step, ', &
       real(infer_all, dp) / real(max(t1 - t0, 1_int64), dp), ' of the step time'
-    call server%disconnect()
   end if
+  if (use_server) call server%disconnect()
+  if (use_local) call local%unload()
   if (check_tol >= 0) then
     write(*, '(a,es10.3,a,es10.3)') 'slipstream-ocean: served vs analytic log EKE, max |diff| ', &
       check_max, ', tolerance ', check_tol
@@ -144,7 +160,7 @@ program slipstream_ocean
       size(eke), ' coarse cells to ' // features_path // ' (', n_record, ' float32 per cell)'
   end if
   ! Main-program allocatables are not freed at exit; LeakSanitizer builds would count them.
-  deallocate(features, log_eke, csv_path, features_path, closure_name, model_name)
+  deallocate(features, log_eke, csv_path, features_path, closure_name, model_name, model_file)
   if (allocated(eke)) deallocate(eke, coarse_features)
 
 contains
@@ -214,9 +230,14 @@ contains
           ! predictions take over from the first step.
           p%closure = closure_analytic
           use_server = .true.
-        case default;      call usage_error('--closure must be analytic, none, constant or server')
+        case ('local')
+          p%closure = closure_analytic
+          use_local = .true.
+        case default
+          call usage_error('--closure must be analytic, none, constant, server or local')
         end select
       case ('--model');          model_name = text_value(i)
+      case ('--model-file');     model_file = text_value(i)
       case ('--check-analytic'); check_tol = real_value(i)
       case default
         call usage_error('unknown option ' // opt)
@@ -226,7 +247,10 @@ contains
     if (p%nx < 4 .or. p%ny < 4 .or. steps < 0 .or. factor < 0) &
       call usage_error('need nx, ny >= 4, steps >= 0, coarse-grain factor >= 0')
     if (use_server .and. len(model_name) == 0) call usage_error('--closure server needs --model NAME')
-    if (check_tol >= 0 .and. .not. use_server) call usage_error('--check-analytic needs --closure server')
+    if (use_local .and. len(model_file) == 0) &
+      call usage_error('--closure local needs --model-file FILE')
+    if (check_tol >= 0 .and. .not. (use_server .or. use_local)) &
+      call usage_error('--check-analytic needs --closure server or local')
   end subroutine parse_command_line
 
   function argument(i) result(a)
@@ -279,12 +303,16 @@ contains
       '                          per step; keys ocean.features (4*nx*ny float32, cell-major,', &
       '                          = C [nx*ny][4]) -> ocean.log_eke (nx*ny), prefixed by SSKEYOUT', &
       '  --model NAME            the server model of --closure server', &
+      '  --closure local         the same, with the TorchScript model of --model-file run in', &
+      '                          this process (no server)', &
+      '  --model-file FILE       the TorchScript file of --closure local (train_closure.py)', &
       '  --check-analytic TOL    (test) fail unless the served log EKE equals the analytic', &
       '                          formula to TOL: checks the layout with an analytic model', &
+      '                          (--closure server or local)', &
       '  --no-slip               no-slip walls (default free slip)', &
       '  --csv FILE              step,time,kinetic_energy,potential_energy,total_energy,volume,', &
       '                          max_cfl,mean_viscosity,inference_fraction (SI units; the', &
-      '                          last: server call time / step time since the last row)', &
+      '                          last: model call time / step time since the last row)', &
       '  --csv-every N           CSV row interval (default steps/1000)', &
       '  --progress-every N      progress line interval (default steps/10)', &
       '  --coarse-grain F        write training data on the grid coarsened F times ...', &
