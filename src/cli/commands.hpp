@@ -19,6 +19,8 @@ std::function<int()> add_train_command(CLI::App& app);
 
 /// Adds `slipstream run EXPERIMENT` (the launcher, src/launch).
 std::function<int()> add_run_command(CLI::App& app);
+/// Adds `slipstream wait-ready [ADDRESS]` (returns once a server answers PING).
+std::function<int()> add_wait_ready_command(CLI::App& app);
 /// Adds `slipstream status [RUN_DIR]` (an experiment's status table).
 std::function<int()> add_status_command(CLI::App& app);
 

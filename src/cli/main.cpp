@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   auto run_train = slipstream::cli::add_train_command(app);
   auto run_run = slipstream::cli::add_run_command(app);
   auto run_status = slipstream::cli::add_status_command(app);
+  auto run_wait_ready = slipstream::cli::add_wait_ready_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train")) return run_train();
     if (app.got_subcommand("run")) return run_run();
     if (app.got_subcommand("status")) return run_status();
+    if (app.got_subcommand("wait-ready")) return run_wait_ready();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     std::cerr << "slipstream: " << e.what() << "\n";

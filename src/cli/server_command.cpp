@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/daemon.hpp"
 #include "ml/backend.hpp"
 #include "ml/sandbox/sandbox_backend.hpp"
 #include "server/server.hpp"
@@ -168,8 +169,21 @@ std::function<int()> add_server_command(CLI::App& app) {
   cmd->add_option("--loglevel", options->log_level, "trace, debug, info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  auto daemon = std::make_shared<DaemonOptions>();
+  cmd->add_flag("--daemonize", daemon->enabled,
+                "Run in the background; return once the server answers PING (status 0), or "
+                "print why it did not start (status 1)");
+  cmd->add_option("--pidfile", daemon->pid_file,
+                  "With --daemonize: write the server's pid here once it is ready");
+  cmd->add_option("--logfile", daemon->log_file,
+                  "With --daemonize: append the server's output here (default: DIR/slipstream.log)");
+  cmd->add_option("--ready-timeout", daemon->ready_timeout,
+                  "With --daemonize: seconds the server may take to start (loading its snapshot "
+                  "included); past them it is stopped")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
 
-  return [options, password_file, no_shm]() -> int {
+  return [options, password_file, no_shm, daemon]() -> int {
     if (*no_shm) options->shm_size = 0;
     spdlog::set_level(spdlog::level::from_str(options->log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
@@ -194,6 +208,10 @@ std::function<int()> add_server_command(CLI::App& app) {
             options->bind);
       }
     }
+    // Before the server starts any thread: the background process continues from here.
+    if (daemon->enabled) {
+      if (auto parent_status = daemonize(*daemon, *options)) return *parent_status;
+    }
     server::Server server(*options);
     // Models and scripts are loaded and run in worker processes started from this same
     // executable (`slipstream ml-worker`): one per executor thread plus one for loading.
@@ -211,7 +229,16 @@ std::function<int()> add_server_command(CLI::App& app) {
     }
     sandbox.workers = options->executor_threads + 1;
     server.set_backend(ml::make_sandboxed_backend(std::move(sandbox)));
-    return server.run();
+    if (!daemon->enabled) return server.run();
+    int status = 1;
+    try {
+      status = server.run();
+    } catch (...) {
+      remove_pid_file(*daemon);
+      throw;
+    }
+    remove_pid_file(*daemon);
+    return status;
   };
 }
 

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "launch/metrics.hpp"
+#include "launch/readiness.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream::launch {
@@ -345,18 +346,7 @@ class LocalRun {
   }
 
   bool ping(const Process& s, std::chrono::milliseconds timeout) const {
-    try {
-      ClientOptions o;
-      o.address = s.address;
-      o.connect_timeout = timeout;
-      o.command_timeout = timeout;
-      o.reconnect_attempts = 1;
-      o.shared_memory = SharedMemoryMode::kOff;
-      Client client(o);
-      return client.command({"PING"}).string == "PONG";
-    } catch (const std::exception&) {
-      return false;
-    }
+    return ping_server(s.address, std::nullopt, timeout).ready;
   }
 
   void wait_until_answering(Process& s) {
