@@ -10,7 +10,8 @@
  *   slipstream_dtype_size and slipstream_free.
  * Last error: when a function fails, slipstream_last_error() gives a message saying what was
  *   wrong (key, address, expected vs. actual). The message is kept per thread; every call clears
- *   it on entry, so the pointer is valid until the next call to this API on the same thread.
+ *   it on entry (except slipstream_tensor_destroy), so the pointer is valid until the next call
+ *   to this API on the same thread.
  * Outputs: on failure, output arguments are left as they were, except where a comment says
  *   otherwise (BUFFER_TOO_SMALL reports the size needed; an unpack may have partly written the
  *   buffer).
@@ -274,7 +275,8 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_get_tensors(slipstream_client_t*
 /* ---- Library-owned tensors ------------------------------------------------------------------- */
 
 /** Frees *tensor and sets it to NULL. NULL or *tensor == NULL is a no-op. Do not destroy a
- *  tensor borrowed from a dataset. */
+ *  tensor borrowed from a dataset. Unlike every other call it leaves the last error as it was,
+ *  so that cleaning up after a failure keeps its message. */
 SLIPSTREAM_C_API slipstream_status_t slipstream_tensor_destroy(slipstream_tensor_t** tensor);
 SLIPSTREAM_C_API slipstream_status_t slipstream_tensor_dtype(const slipstream_tensor_t* tensor,
                                                              slipstream_dtype_t* dtype);
@@ -290,6 +292,13 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_tensor_copy_to(const slipstream_
                                                                void* buffer, size_t buffer_bytes,
                                                                slipstream_dtype_t dtype,
                                                                slipstream_memory_order_t order);
+/** slipstream_tensor_copy_to that also checks the shape: with expected_rank > 0,
+ *  INVALID_ARGUMENT (giving both shapes) unless the tensor's shape equals expected_shape. For
+ *  results unpacked into arrays of a known shape (slipstream_run_model_on's, say). */
+SLIPSTREAM_C_API slipstream_status_t slipstream_tensor_copy_to_shape(
+    const slipstream_tensor_t* tensor, void* buffer, size_t buffer_bytes,
+    const int64_t* expected_shape, size_t expected_rank, slipstream_dtype_t dtype,
+    slipstream_memory_order_t order);
 
 /* ---- Raw keys -------------------------------------------------------------------------------- */
 /* These never get ensemble prefixes. */

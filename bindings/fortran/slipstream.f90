@@ -19,10 +19,13 @@ module slipstream
   use slipstream_interop
   use slipstream_datasets, only: dataset_type
   use slipstream_streams
+  use slipstream_tensor_refs, only: tensor_ref_type, tensor_ref, run_model_on_refs
   implicit none
   private
 
   public :: client_type, dataset_type, model_info_type, slipstream_last_error
+  ! Named arrays for run_model_on (slipstream_tensor_refs.f90).
+  public :: tensor_ref_type, tensor_ref
   ! Streams (slipstream_streams.f90).
   public :: stream_writer_type, stream_reader_type, stream_step_type
   public :: SLIPSTREAM_STREAM_STEP, SLIPSTREAM_STREAM_SKIPPED, SLIPSTREAM_STREAM_END, &
@@ -96,6 +99,7 @@ module slipstream
     procedure :: delete_model => client_delete_model
     procedure :: model_exists => client_model_exists
     procedure :: run_model => client_run_model
+    procedure :: run_model_on => client_run_model_on
     procedure :: get_model_chunk_size => client_get_model_chunk_size
     procedure :: set_model_chunk_size => client_set_model_chunk_size
     procedure :: set_script => client_set_script
@@ -660,6 +664,21 @@ contains
                                version_ran)
     if (present(ran)) ran = version_ran
   end function client_run_model
+
+  !> The call a simulation makes every step, in one round trip (pipelined): stores `inputs`
+  !> (tensor_ref(name, array), sent as put_tensor sends it), runs model `name` on them and fetches
+  !> the outputs named in `outputs` into their arrays, which must have the outputs' kinds and
+  !> Fortran shapes (tensor_ref(name, array) again). As the C++ run_model_on, inputs and outputs
+  !> are this client's scratch tensors, stored under the write prefix (SSKEYOUT) and left on the
+  !> server. timeout_ms as for run_model. Errors: those of put_tensor, run_model and
+  !> unpack_tensor; on failure the output arrays may hold part of the results.
+  integer function client_run_model_on(self, name, inputs, outputs, timeout_ms) result(code)
+    class(client_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    type(tensor_ref_type), target, intent(in) :: inputs(:), outputs(:)
+    integer, optional, intent(in) :: timeout_ms
+    code = run_model_on_refs(self%handle, name, inputs, outputs, timeout_arg(timeout_ms))
+  end function client_run_model_on
 
   pure integer(c_int64_t) function timeout_arg(timeout_ms)
     integer, optional, intent(in) :: timeout_ms

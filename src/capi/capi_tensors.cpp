@@ -149,12 +149,14 @@ slipstream_status_t slipstream_get_tensors(slipstream_client_t* client, const ch
 
 // ---- Library-owned tensors ----------------------------------------------------------------------
 
+// Not guarded: it cannot fail, and leaving the last error alone lets a caller free the results of
+// a failed step (slipstream_tensor_copy_to_shape on run_model_on's results) and still report why.
 slipstream_status_t slipstream_tensor_destroy(slipstream_tensor_t** tensor) {
-  return guarded([&] {
-    if (tensor == nullptr) return;
+  if (tensor != nullptr) {
     delete reinterpret_cast<Tensor*>(*tensor);
     *tensor = nullptr;
-  });
+  }
+  return SLIPSTREAM_OK;
 }
 
 slipstream_status_t slipstream_tensor_dtype(const slipstream_tensor_t* tensor,
@@ -186,8 +188,17 @@ slipstream_status_t slipstream_tensor_data(const slipstream_tensor_t* tensor, co
 slipstream_status_t slipstream_tensor_copy_to(const slipstream_tensor_t* tensor, void* buffer,
                                               size_t buffer_bytes, slipstream_dtype_t dtype,
                                               slipstream_memory_order_t order) {
+  return slipstream_tensor_copy_to_shape(tensor, buffer, buffer_bytes, nullptr, 0, dtype, order);
+}
+
+slipstream_status_t slipstream_tensor_copy_to_shape(const slipstream_tensor_t* tensor, void* buffer,
+                                                    size_t buffer_bytes,
+                                                    const int64_t* expected_shape,
+                                                    size_t expected_rank, slipstream_dtype_t dtype,
+                                                    slipstream_memory_order_t order) {
   return guarded([&] {
     const Tensor& t = tensor_of(tensor);
+    check_expected_shape("result", t.shape(), expected_shape, expected_rank);
     if (buffer == nullptr && buffer_bytes > 0) {
       throw slipstream::InvalidArgumentError("buffer is NULL");
     }

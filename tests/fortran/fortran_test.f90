@@ -301,6 +301,8 @@ contains
     type(client_type), intent(inout) :: client
     character(len=*), intent(in) :: models_dir
     real(c_float) :: x(2, 3), y(2, 3), a(3), b(3), out(3)
+    real(c_float), target :: xt(2, 3), yt(2, 3), wrong_shape(3, 2)
+    real(c_double), target :: wrong_kind(2, 3)
     character(len=:), allocatable :: blob, source
     type(model_info_type) :: info
     integer(c_int64_t) :: chunk, ran
@@ -327,6 +329,29 @@ contains
     call expect(info%type_name == "MODEL" .and. info%tag == "v1" .and. info%calls == 2, &
                 "model info")
     call check(client%reset_model_stats("ftest.scale"), "reset_model_stats")
+    ! run_model_on: put, run and get in one round trip, straight into an array of the output's
+    ! Fortran shape; a shape or kind that does not fit is an error.
+    xt = x
+    yt = 0
+    call check(client%run_model_on("ftest.scale", [tensor_ref("ftest.xt", xt)], &
+                                   [tensor_ref("ftest.yt", yt)]), "run_model_on")
+    call expect(all(yt == x * 2 + 1), "run_model_on output x * 2 + 1")
+    call check(client%unpack_tensor("ftest.yt", y), "unpack run_model_on's stored output")
+    call expect(all(y == x * 2 + 1), "run_model_on left its output on the server")
+    call check(client%run_model_on("ftest.scale", [tensor_ref("ftest.xt", xt)], &
+                                   [tensor_ref("ftest.yt", yt)], timeout_ms=5000), &
+               "run_model_on with a timeout")
+    call expect_code(client%run_model_on("ftest.scale", [tensor_ref("ftest.xt", xt)], &
+                                         [tensor_ref("ftest.yt", wrong_shape)]), &
+                     SLIPSTREAM_INVALID_ARGUMENT, "run_model_on into an array of another shape")
+    call expect(index(slipstream_last_error(), "not the expected {3, 2}") > 0, &
+                "run_model_on's shape message: " // slipstream_last_error())
+    call expect_code(client%run_model_on("ftest.scale", [tensor_ref("ftest.xt", xt)], &
+                                         [tensor_ref("ftest.yt", wrong_kind)]), &
+                     SLIPSTREAM_INVALID_ARGUMENT, "run_model_on into an array of another kind")
+    call expect_code(client%run_model_on("ftest.nomodel", [tensor_ref("ftest.xt", xt)], &
+                                         [tensor_ref("ftest.yt", yt)]), &
+                     SLIPSTREAM_KEY_NOT_FOUND, "run_model_on of a missing model")
     call check(client%get_model("ftest.scale", blob), "get_model")
     call expect(len(blob) > 100, "model bytes")
     call check(client%set_model("ftest.scale2", blob, backend="TORCH", device="CPU", &
