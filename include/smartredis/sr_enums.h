@@ -12,7 +12,11 @@ typedef enum {
    * is contiguous. */
   SRMemLayoutNested = 1,
   /* Row-major in one contiguous block. */
-  SRMemLayoutContiguous = 2
+  SRMemLayoutContiguous = 2,
+  /* Column-major nested arrays: not supported (SRParameterError). */
+  SRMemLayoutFortranNested = 3,
+  /* Column-major in one contiguous block (what the Fortran client sends; the C API accepts it). */
+  SRMemLayoutFortranContiguous = 4
 } SRMemoryLayout;
 
 /* Type of a dataset metadata field. */

@@ -1,0 +1,273 @@
+! A Fortran program written against SmartRedis 0.6's documented Fortran API (smartredis_client,
+! smartredis_dataset, enum_fortran.inc), built against the installed-style module files and
+! libslipstream_smartredis_fortran, run against a real Slipstream server (run_c_fortran.sh:
+! SSDB=host:port, SSKEYOUT=member_a, SSKEYIN=member_a,member_b). Every value read back is
+! checked, and the return codes of bad calls. Usage: smartredis_fortran_program MODELS_DIR
+program smartredis_fortran_program
+  use iso_c_binding
+  use smartredis_client, only: client_type
+  use smartredis_dataset, only: dataset_type
+  use smartredis_errors, only: get_last_error
+  implicit none
+
+#include "enum_fortran.inc"
+
+  type(client_type) :: client, simple
+  integer :: failures = 0
+  character(len=4096) :: models_dir
+
+  if (command_argument_count() < 1) error stop 'usage: smartredis_fortran_program MODELS_DIR'
+  call get_command_argument(1, models_dir)
+
+  call expect(client%initialize(.false., 'fortran_program'), SRNoError, 'initialize(cluster)')
+  call check(client%isinitialized(), 'isinitialized')
+  call expect(simple%initialize(), SRNoError, 'initialize()')
+
+  call test_tensors()
+  call test_datasets()
+  call test_models()
+  call test_prefixes()
+
+  call expect(simple%destructor(), SRNoError, 'destructor')
+  call expect(client%destructor(), SRNoError, 'destructor')
+  if (failures > 0) then
+    write(*, '(i0,a)') failures, ' check(s) failed'
+    error stop 1
+  end if
+  write(*, '(a)') 'SmartRedis Fortran program: all checks passed'
+
+contains
+
+  subroutine check(condition, what)
+    logical, intent(in) :: condition
+    character(len=*), intent(in) :: what
+    if (.not. condition) then
+      write(*, '(a,a,a,a)') 'FAILED: ', what, '; last error: ', get_last_error()
+      failures = failures + 1
+    end if
+  end subroutine check
+
+  !> A call's code must be `expected`; an error must come with a message.
+  subroutine expect(code, expected, what)
+    integer, intent(in) :: code, expected
+    character(len=*), intent(in) :: what
+    character(len=:), allocatable :: message
+    message = get_last_error()
+    if (code /= expected) then
+      write(*, '(a,a,a,i0,a,i0,a,a)') 'FAILED: ', what, ' returned ', code, ', expected ', &
+          expected, '; last error: ', message
+      failures = failures + 1
+    else if (expected /= SRNoError .and. len(message) == 0) then
+      write(*, '(a,a)') 'FAILED: no message for ', what
+      failures = failures + 1
+    end if
+  end subroutine expect
+
+  subroutine test_tensors()
+    real(kind=c_double) :: a(5, 4), a_back(5, 4)
+    real(kind=c_float) :: b(3, 4, 2), b_back(3, 4, 2)
+    integer(kind=c_int32_t) :: c(7), c_back(7)
+    integer(kind=c_int64_t) :: d(2, 3), d_back(2, 3)
+    integer(kind=c_int8_t) :: e(4), e_back(4)
+    integer(kind=c_int16_t) :: f(2, 2), f_back(2, 2)
+    real(kind=c_double) :: section_back(3, 2)
+    logical :: exists
+    integer :: i, j
+
+    do j = 1, 4
+      do i = 1, 5
+        a(i, j) = 10 * i + j
+      end do
+    end do
+    call random_number(b)
+    c = [(i * 3, i = 1, 7)]
+    d = reshape([(int(i, c_int64_t) * 1000000000_c_int64_t, i = 1, 6)], [2, 3])
+    e = [-127_c_int8_t, -1_c_int8_t, 0_c_int8_t, 127_c_int8_t]
+    f = reshape([1_c_int16_t, -2_c_int16_t, 300_c_int16_t, -32767_c_int16_t], [2, 2])
+
+    call expect(client%put_tensor('a', a, shape(a)), SRNoError, 'put_tensor real64')
+    call expect(client%put_tensor('b', b, shape(b)), SRNoError, 'put_tensor real32')
+    call expect(client%put_tensor('c', c, shape(c)), SRNoError, 'put_tensor int32')
+    call expect(client%put_tensor('d', d, shape(d)), SRNoError, 'put_tensor int64')
+    call expect(client%put_tensor('e', e, shape(e)), SRNoError, 'put_tensor int8')
+    call expect(client%put_tensor('f', f, shape(f)), SRNoError, 'put_tensor int16')
+    call expect(client%unpack_tensor('a', a_back, shape(a_back)), SRNoError, 'unpack real64')
+    call check(all(a_back == a), 'real64 round trip')
+    call expect(client%unpack_tensor('b', b_back, shape(b_back)), SRNoError, 'unpack real32')
+    call check(all(b_back == b), 'real32 round trip')
+    call expect(client%unpack_tensor('c', c_back, shape(c_back)), SRNoError, 'unpack int32')
+    call check(all(c_back == c), 'int32 round trip')
+    call expect(client%unpack_tensor('d', d_back, shape(d_back)), SRNoError, 'unpack int64')
+    call check(all(d_back == d), 'int64 round trip')
+    call expect(client%unpack_tensor('e', e_back, shape(e_back)), SRNoError, 'unpack int8')
+    call check(all(e_back == e), 'int8 round trip')
+    call expect(client%unpack_tensor('f', f_back, shape(f_back)), SRNoError, 'unpack int16')
+    call check(all(f_back == f), 'int16 round trip')
+
+    ! A non-contiguous section is sent as the array it describes.
+    call expect(client%put_tensor('section', a(1:5:2, 2:3), shape(a(1:5:2, 2:3))), SRNoError, &
+                'put_tensor section')
+    call expect(client%unpack_tensor('section', section_back, shape(section_back)), SRNoError, &
+                'unpack section')
+    call check(all(section_back == a(1:5:2, 2:3)), 'section round trip')
+
+    call expect(client%tensor_exists('a', exists), SRNoError, 'tensor_exists')
+    call check(exists, 'a exists')
+    call expect(client%key_exists('member_a.a', exists), SRNoError, 'key_exists')
+    call check(exists, 'the key carries the SSKEYOUT prefix')
+    call expect(client%poll_tensor('a', 10, 3, exists), SRNoError, 'poll_tensor')
+    call check(exists, 'poll_tensor finds a')
+    call expect(client%poll_key('nothing', 5, 2, exists), SRNoError, 'poll_key')
+    call check(.not. exists, 'poll_key of a missing key')
+    call expect(client%copy_tensor('a', 'a_copy'), SRNoError, 'copy_tensor')
+    call expect(client%rename_tensor('a_copy', 'a_moved'), SRNoError, 'rename_tensor')
+    a_back = 0
+    call expect(client%unpack_tensor('a_moved', a_back, shape(a_back)), SRNoError, 'unpack moved')
+    call check(all(a_back == a), 'moved tensor')
+    call expect(client%delete_tensor('a_moved'), SRNoError, 'delete_tensor')
+    call expect(client%tensor_exists('a_moved', exists), SRNoError, 'tensor_exists')
+    call check(.not. exists, 'deleted')
+
+    ! Errors: a missing tensor, dims that are not the stored shape or not the array's, a type.
+    call expect(client%unpack_tensor('missing', a_back, shape(a_back)), SRKeyError, &
+                'unpack missing')
+    call expect(client%unpack_tensor('a', a_back, [4, 5]), SRParameterError, 'unpack other dims')
+    call check(index(get_last_error(), '5') > 0, 'the message gives the shapes')
+    call expect(client%unpack_tensor('a', a_back, [5, 5]), SRParameterError, &
+                'dims larger than the array')
+    call expect(client%put_tensor('g', a, [30]), SRParameterError, 'put dims larger than array')
+    call expect(client%unpack_tensor('c', b_back, shape(b_back)), SRParameterError, &
+                'unpack as another type')
+  end subroutine test_tensors
+
+  subroutine test_datasets()
+    type(dataset_type) :: dataset, fetched
+    type(dataset_type), allocatable :: listed(:)
+    real(kind=c_float) :: field(4, 3), field_back(4, 3)
+    real(kind=c_float), dimension(:), pointer :: times
+    integer(kind=c_int64_t), dimension(:), pointer :: steps
+    character(len=:), allocatable :: labels(:)
+    logical :: exists
+    integer :: i, length, count
+
+    call random_number(field)
+    call expect(dataset%initialize('fortran_ds'), SRNoError, 'dataset%initialize')
+    call expect(dataset%add_tensor('field', field, shape(field)), SRNoError, 'add_tensor')
+    call expect(dataset%unpack_dataset_tensor('field', field_back, shape(field_back)), &
+                SRNoError, 'unpack_dataset_tensor (local)')
+    call check(all(field_back == field), 'local dataset tensor')
+    do i = 1, 3
+      call expect(dataset%add_meta_scalar('time', real(i, c_float) / 4), SRNoError, &
+                  'add_meta_scalar')
+    end do
+    call expect(dataset%add_meta_scalar('step', 42_c_int64_t), SRNoError, 'add_meta_scalar i64')
+    call expect(dataset%add_meta_string('label', 'ocean'), SRNoError, 'add_meta_string')
+    call expect(client%put_dataset(dataset), SRNoError, 'put_dataset')
+    call expect(client%dataset_exists('fortran_ds', exists), SRNoError, 'dataset_exists')
+    call check(exists, 'dataset exists')
+
+    call expect(client%get_dataset('fortran_ds', fetched), SRNoError, 'get_dataset')
+    field_back = 0
+    call expect(fetched%unpack_dataset_tensor('field', field_back, shape(field_back)), &
+                SRNoError, 'unpack_dataset_tensor')
+    call check(all(field_back == field), 'dataset tensor through the server')
+    call expect(fetched%get_meta_scalars('time', times), SRNoError, 'get_meta_scalars')
+    call check(size(times) == 3, 'three times')
+    if (size(times) == 3) call check(times(3) == 0.75, 'time values')
+    call expect(fetched%get_meta_scalars('step', steps), SRNoError, 'get_meta_scalars i64')
+    call check(steps(1) == 42, 'step value')
+    call expect(fetched%get_meta_scalars('step', times), SRTypeError, 'get_meta_scalars type')
+    call expect(fetched%get_meta_strings('label', labels), SRNoError, 'get_meta_strings')
+    call check(size(labels) == 1, 'one label')
+    if (size(labels) == 1) call check(labels(1) == 'ocean', 'label value')
+    call expect(fetched%destroy(), SRNoError, 'dataset%destroy')
+
+    call expect(client%append_to_list('fortran_list', dataset), SRNoError, 'append_to_list')
+    call expect(client%append_to_list('fortran_list', dataset), SRNoError, 'append_to_list')
+    call expect(client%get_list_length('fortran_list', length), SRNoError, 'get_list_length')
+    call check(length == 2, 'list length')
+    call expect(client%poll_list_length('fortran_list', 2, 10, 2, exists), SRNoError, &
+                'poll_list_length')
+    call check(exists, 'poll_list_length')
+    call expect(client%get_datasets_from_list('fortran_list', listed, count), SRNoError, &
+                'get_datasets_from_list')
+    call check(count == 2, 'two datasets listed')
+    do i = 1, count
+      field_back = 0
+      call expect(listed(i)%unpack_dataset_tensor('field', field_back, shape(field_back)), &
+                  SRNoError, 'listed dataset tensor')
+      call check(all(field_back == field), 'listed dataset values')
+      call expect(listed(i)%destroy(), SRNoError, 'destroy listed')
+    end do
+    call expect(client%delete_list('fortran_list'), SRNoError, 'delete_list')
+    call expect(client%delete_dataset('fortran_ds'), SRNoError, 'delete_dataset')
+    call expect(client%get_dataset('fortran_ds', fetched), SRKeyError, 'get deleted dataset')
+    call expect(dataset%destroy(), SRNoError, 'dataset%destroy')
+  end subroutine test_datasets
+
+  subroutine test_models()
+    real(kind=c_float) :: x(3, 2), y(3, 2)
+    logical :: exists
+    character(len=:), allocatable :: script_file
+    integer :: unit
+
+    call random_number(x)
+    call expect(client%set_model_from_file('scale', trim(models_dir) // '/scale.pt', 'TORCH', &
+                                           'CPU'), SRNoError, 'set_model_from_file')
+    call expect(client%model_exists('scale', exists), SRNoError, 'model_exists')
+    call check(exists, 'model exists')
+    call expect(client%poll_model('scale', 10, 2, exists), SRNoError, 'poll_model')
+    call expect(client%put_tensor('x', x, shape(x)), SRNoError, 'put x')
+    call expect(client%run_model('scale', ['x'], ['y']), SRNoError, 'run_model')
+    call expect(client%unpack_tensor('y', y, shape(y)), SRNoError, 'unpack y')
+    call check(all(abs(y - (2 * x + 1)) < 1e-6), 'y = 2 x + 1')
+    call expect(client%set_model_from_file('scale_b', trim(models_dir) // '/scale.pt', 'TORCH', &
+                                           'CPU', batch_size=4, min_batch_size=1, tag='b'), &
+                SRNoError, 'set_model_from_file with options')
+    call expect(client%delete_model('scale_b'), SRNoError, 'delete_model')
+    call expect(client%run_model('no_model', ['x'], ['y']), SRKeyError, 'run a missing model')
+
+    script_file = trim(models_dir) // '/smartredis_fortran_script.py'
+    open(newunit=unit, file=script_file, status='replace', action='write')
+    write(unit, '(a)') 'def times_two(x):'
+    write(unit, '(a)') '    return 2 * x'
+    close(unit)
+    call expect(client%set_script_from_file('script', 'CPU', script_file), SRNoError, &
+                'set_script_from_file')
+    open(newunit=unit, file=script_file, status='old')
+    close(unit, status='delete')
+    call expect(client%run_script('script', 'times_two', ['x'], ['y2']), SRNoError, 'run_script')
+    call expect(client%unpack_tensor('y2', y, shape(y)), SRNoError, 'unpack y2')
+    call check(all(y == 2 * x), 'y2 = 2 x')
+    call expect(client%delete_script('script'), SRNoError, 'delete_script')
+    call expect(client%delete_model('scale'), SRNoError, 'delete_model')
+
+    call expect(client%set_model_from_file_multigpu('gpu', trim(models_dir) // '/scale.pt', &
+                                                    'TORCH', 0, 0), SRParameterError, &
+                'multigpu with no GPU')
+    call expect(client%run_model_multigpu('gpu', ['x'], ['y'], 0, -1, 2), SRParameterError, &
+                'multigpu with a negative first GPU')
+  end subroutine test_models
+
+  subroutine test_prefixes()
+    integer(kind=c_int32_t) :: v(2)
+    logical :: exists
+    v = [1, 2]
+    call expect(simple%put_tensor('mine', v, shape(v)), SRNoError, 'put mine')
+    call expect(simple%set_data_source('member_b'), SRNoError, 'set_data_source')
+    call expect(simple%tensor_exists('mine', exists), SRNoError, 'tensor_exists')
+    call check(.not. exists, 'another member has no such tensor')
+    call expect(simple%set_data_source('member_a'), SRNoError, 'set_data_source')
+    call expect(simple%tensor_exists('mine', exists), SRNoError, 'tensor_exists')
+    call check(exists, 'own tensor')
+    call expect(simple%use_tensor_ensemble_prefix(.false.), SRNoError, 'use_tensor_ensemble_prefix')
+    call expect(simple%put_tensor('plain', v, shape(v)), SRNoError, 'put plain')
+    call expect(simple%key_exists('plain', exists), SRNoError, 'key_exists')
+    call check(exists, 'unprefixed key')
+    call expect(simple%use_model_ensemble_prefix(.false.), SRNoError, 'use_model_ensemble_prefix')
+    call expect(simple%use_list_ensemble_prefix(.true.), SRNoError, 'use_list_ensemble_prefix')
+    call expect(simple%use_dataset_ensemble_prefix(.true.), SRNoError, &
+                'use_dataset_ensemble_prefix')
+  end subroutine test_prefixes
+
+end program smartredis_fortran_program

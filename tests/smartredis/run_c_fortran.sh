@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs a SmartRedis-style C or Fortran program as SmartSim would start an ensemble member:
+# against a fresh server (tests/support/with_server.sh, TCP) reached through SSDB=host:port only
+# (SLIPSTREAM_ADDRESS unset), with SSKEYOUT=member_a and SSKEYIN=member_a,member_b.
+# Usage: run_c_fortran.sh /path/to/slipstream command [args...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$1
+shift
+WITH_SERVER_TCP=1 "$here/../support/with_server.sh" "$bin" \
+  env SSKEYOUT=member_a SSKEYIN=member_a,member_b \
+  bash -c 'export SSDB=${SLIPSTREAM_ADDRESS#tcp://}; unset SLIPSTREAM_ADDRESS; exec "$@"' \
+  program "$@"
