@@ -60,7 +60,8 @@ program slipstream_ocean
     ! Said in the log so that a run can be checked for the closure and the keys it used.
     write(*, '(a)') '  server closure: model ' // model_name // ', key prefix "' // &
       server%prefix // '", features ' // trim(server%features_key) // ' -> ' // &
-      trim(server%output_key) // ', one call per step'
+      trim(server%output_key) // ', one call per step (' // &
+      trim(merge('1 round trip ', '3 round trips', server%one_round_trip)) // ')'
   end if
   if (use_local) then
     call local%load(model_file, ok, message)
@@ -238,6 +239,12 @@ contains
         end select
       case ('--model');          model_name = text_value(i)
       case ('--model-file');     model_file = text_value(i)
+      case ('--server-round-trips')
+        select case (int_value(i))
+        case (1); server%one_round_trip = .true.
+        case (3); server%one_round_trip = .false.
+        case default; call usage_error('--server-round-trips must be 1 or 3')
+        end select
       case ('--check-analytic'); check_tol = real_value(i)
       case default
         call usage_error('unknown option ' // opt)
@@ -303,6 +310,8 @@ contains
       '                          per step; keys ocean.features (4*nx*ny float32, cell-major,', &
       '                          = C [nx*ny][4]) -> ocean.log_eke (nx*ny), prefixed by SSKEYOUT', &
       '  --model NAME            the server model of --closure server', &
+      '  --server-round-trips N  1 (default): put, run and get pipelined (run_model_on);', &
+      '                          3: put_tensor, run_model, unpack_tensor one after the other', &
       '  --closure local         the same, with the TorchScript model of --model-file run in', &
       '                          this process (no server)', &
       '  --model-file FILE       the TorchScript file of --closure local (train_closure.py)', &

@@ -1,6 +1,8 @@
 !> The learned EKE closure through a Slipstream server (module `slipstream`, Fortran bindings).
 !> Per step and rank one batched call: the features go to the server as one tensor, the stored
-!> TorchScript model runs there, and the predicted log EKE per cell comes back.
+!> TorchScript model runs there, and the predicted log EKE per cell comes back, in one round trip
+!> (run_model_on: the three requests pipelined), or in three (put_tensor, run_model,
+!> unpack_tensor; --server-round-trips 3, kept to measure the difference).
 !>
 !> Layout: features(4, ncell) is contiguous with the 4 values of a cell adjacent, i.e. the bytes
 !> of a C-order [ncell][4] array. put_tensor of the rank-2 array would store the Fortran shape
@@ -25,6 +27,7 @@ module ocean_server
     character(len=:), allocatable :: model, prefix
     character(len=14) :: features_key = 'ocean.features'
     character(len=13) :: output_key = 'ocean.log_eke'
+    logical :: one_round_trip = .true.  !< run_model_on, else put_tensor + run_model + unpack_tensor
   contains
     procedure :: connect => server_connect
     procedure :: predict => server_predict
@@ -72,18 +75,31 @@ contains
     ok = .true.
   end subroutine server_connect
 
-  !> One round trip: features (n_features, ncell) -> log_eke (ncell).
+  !> features (n_features, ncell) -> log_eke (ncell) through the server.
   subroutine server_predict(self, features, log_eke, ok, message)
     class(server_closure), intent(inout) :: self
     real(c_float), contiguous, target, intent(in) :: features(:,:)
-    real(c_float), contiguous, intent(inout) :: log_eke(:)
+    real(c_float), contiguous, target, intent(inout) :: log_eke(:)
     logical, intent(out) :: ok
     character(len=:), allocatable, intent(out) :: message
-    real(c_float), pointer :: flat(:)
+    real(c_float), pointer, contiguous :: flat(:)
     integer :: code
 
     ok = .false.
     call c_f_pointer(c_loc(features), flat, [size(features)])
+    if (self%one_round_trip) then
+      code = self%client%run_model_on(self%model, [tensor_ref(self%features_key, flat)], &
+                                      [tensor_ref(self%output_key, log_eke)])
+      if (code /= SLIPSTREAM_OK) then
+        message = 'run_model_on ' // self%model // ' (' // self%features_key // ' -> ' // &
+                  self%output_key // ', expected float32 of shape (ncell)): ' // &
+                  slipstream_last_error()
+        return
+      end if
+      message = ''
+      ok = .true.
+      return
+    end if
     code = self%client%put_tensor(self%features_key, flat)
     if (code /= SLIPSTREAM_OK) then
       message = 'put_tensor ' // self%features_key // ': ' // slipstream_last_error()

@@ -12,6 +12,7 @@ module ocean_server
     character(len=:), allocatable :: model, prefix
     character(len=14) :: features_key = 'ocean.features'
     character(len=13) :: output_key = 'ocean.log_eke'
+    logical :: one_round_trip = .true.
   contains
     procedure :: connect => server_connect
     procedure :: predict => server_predict
@@ -34,7 +35,7 @@ contains
   subroutine server_predict(self, features, log_eke, ok, message)
     class(server_closure), intent(inout) :: self
     real(c_float), contiguous, target, intent(in) :: features(:,:)
-    real(c_float), contiguous, intent(inout) :: log_eke(:)
+    real(c_float), contiguous, target, intent(inout) :: log_eke(:)
     logical, intent(out) :: ok
     character(len=:), allocatable, intent(out) :: message
     log_eke = 0
