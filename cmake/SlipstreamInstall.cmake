@@ -26,6 +26,17 @@ if(TARGET slipstream_fortran)
   set(SLIPSTREAM_HAVE_FORTRAN_COMPONENT TRUE)
 endif()
 
+# SmartRedis's Fortran modules (libslipstream_smartredis_fortran, over libslipstream_smartredis):
+# their .mod files are installed with the ones above and enum_fortran.inc beside them; the link
+# libsmartredis-fortran.so lets `-lsmartredis-fortran` link unchanged (docs/smartredis.md).
+if(TARGET slipstream_smartredis_fortran)
+  install(TARGETS slipstream_smartredis_fortran LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${SLIPSTREAM_FORTRAN_MODULE_DIR}/enum_fortran.inc
+    DESTINATION ${SLIPSTREAM_FORTRAN_MODULE_INSTALL_DIR})
+  install(CODE "file(CREATE_LINK libslipstream_smartredis_fortran.so
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libsmartredis-fortran.so\" SYMBOLIC)")
+endif()
+
 # LocalModel (libtorch) and the training library: their own components, so that a client that
 # does not use them needs no libtorch to find the package.
 # LocalModel's C API (slipstream_local.h) joins it in the local component.
