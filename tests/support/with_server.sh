@@ -15,12 +15,16 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# A server that exits at start-up (most likely: another process took the port) is retried on
+# another port; one that is still starting is waited for up to WITH_SERVER_START_SECONDS (60 s:
+# a sanitizer build that maps libtorch on a loaded machine can take many seconds to listen).
 for _ in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 30000))
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
   "$bin" server --port "$port" --unixsocket "$dir/s.sock" --dir "$dir" --loglevel warn ${WITH_SERVER_ARGS:-} &
   pid=$!
-  for _ in $(seq 200); do
+  deadline=$((SECONDS + ${WITH_SERVER_START_SECONDS:-60}))
+  while ((SECONDS < deadline)); do
     # The private Unix socket appears only after this server has bound its TCP port, so a port
     # another process took between the check above and the bind is not mistaken for ours.
     if [ -S "$dir/s.sock" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break 2; fi
@@ -28,7 +32,9 @@ for _ in 1 2 3 4 5; do
     sleep 0.02
   done
   kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
   pid=""
+  ((SECONDS < deadline)) || break  # it did not exit: it never came up, another port won't help
 done
 [ -n "$pid" ] || { echo "with_server.sh: could not start $bin" >&2; exit 1; }
 if [ "${WITH_SERVER_TCP:-0}" = 1 ]; then
