@@ -10,8 +10,11 @@
 #include <thread>
 
 #include "c_common.hpp"
+#include "logger.h"
+#include "sr_environment.hpp"
 
 using namespace slipstream::smartredis::c_api;
+using slipstream::smartredis::client_options_from_environment;
 
 namespace {
 
@@ -23,9 +26,31 @@ SRError create_client(const char* location, const char* logger_name, std::size_t
     require(new_client, "new_client");
     auto handle = std::make_unique<ClientHandle>();
     handle->logger_name = std::string(text(logger_name, length, "logger_name"));
-    // The address comes from SLIPSTREAM_ADDRESS or SSDB, the prefixes from SSKEYOUT and SSKEYIN
-    // and the mode from SR_DB_TYPE (a cluster is otherwise recognised by its replies).
-    check(slipstream_client_create(nullptr, 0, &handle->client));
+    // The environment as the C++ layer reads it: SSDB (required), SR_DB_TYPE, SSKEYOUT, SSKEYIN,
+    // SR_CONN_TIMEOUT, SR_CMD_TIMEOUT. The mode reaches the client through SR_DB_TYPE, which it
+    // reads itself (the C options have no field for it).
+    slipstream::ClientOptions options = client_options_from_environment(std::nullopt);
+    slipstream_client_options_t c_options;
+    check(slipstream_client_options_init(&c_options));
+    c_options.address = options.address.data();
+    c_options.address_length = options.address.size();
+    if (options.password) {
+      c_options.password = options.password->data();
+      c_options.password_length = options.password->size();
+    }
+    c_options.connect_timeout_ms = options.connect_timeout.count();
+    c_options.command_timeout_ms = options.command_timeout.count();
+    if (options.key_prefix_out) {
+      c_options.key_prefix_out = options.key_prefix_out->data();
+      c_options.key_prefix_out_length = options.key_prefix_out->size();
+    }
+    if (options.key_prefixes_in) {
+      c_options.key_prefixes_in = options.key_prefixes_in->data();
+      c_options.key_prefixes_in_length = options.key_prefixes_in->size();
+    }
+    check(slipstream_client_create_with_options(&c_options, &handle->client));
+    SmartRedis::log_data(handle->logger_name, LLDebug,
+                         "New client created, connected to " + options.address);
     *new_client = handle.release();
   });
 }
@@ -74,6 +99,17 @@ std::string gpu_name(std::string_view name, int gpu) {
   return std::string(name) + ".GPU:" + std::to_string(gpu);
 }
 std::string gpu_device(int gpu) { return "GPU:" + std::to_string(gpu); }
+
+// Calls store(copy's name, device) for each GPU of a *_multigpu call, first_gpu onwards.
+template <typename Store>
+void for_each_gpu(const char* name, std::size_t name_length, int first_gpu, int num_gpus,
+                  Store&& store) {
+  check_gpus(first_gpu, num_gpus);
+  std::string_view base = text(name, name_length, "name");
+  for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
+    store(gpu_name(base, gpu), gpu_device(gpu));
+  }
+}
 
 // The GPU a multi-GPU run uses: first_gpu + offset mod num_gpus (offset: an MPI rank ...).
 int run_gpu(int offset, int first_gpu, int num_gpus) {
@@ -340,17 +376,15 @@ SRError set_model_from_file_multigpu(void* c_client, const char* name, const siz
                                      const char** outputs, const size_t* output_lengths,
                                      const size_t n_outputs) {
   return guarded("set_model_from_file_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
     slipstream_model_options_t options =
         model_options(batch_size, min_batch_size, min_batch_timeout, tag, tag_length, inputs,
                       input_lengths, n_inputs, outputs, output_lengths, n_outputs);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu), device = gpu_device(gpu);
-      check(slipstream_set_model_from_file(native(c_client), copy.data(), copy.size(), model_file,
-                                           model_file_length, backend, backend_length,
-                                           device.data(), device.size(), &options));
-    }
+    for_each_gpu(name, name_length, first_gpu, num_gpus,
+                 [&](const std::string& copy, const std::string& device) {
+                   check(slipstream_set_model_from_file(
+                       native(c_client), copy.data(), copy.size(), model_file, model_file_length,
+                       backend, backend_length, device.data(), device.size(), &options));
+                 });
   });
 }
 
@@ -379,16 +413,15 @@ SRError set_model_multigpu(void* c_client, const char* name, const size_t name_l
                            const char** outputs, const size_t* output_lengths,
                            const size_t n_outputs) {
   return guarded("set_model_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
     slipstream_model_options_t options =
         model_options(batch_size, min_batch_size, min_batch_timeout, tag, tag_length, inputs,
                       input_lengths, n_inputs, outputs, output_lengths, n_outputs);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu), device = gpu_device(gpu);
-      check(slipstream_set_model(native(c_client), copy.data(), copy.size(), model, model_length,
-                                 backend, backend_length, device.data(), device.size(), &options));
-    }
+    for_each_gpu(name, name_length, first_gpu, num_gpus,
+                 [&](const std::string& copy, const std::string& device) {
+                   check(slipstream_set_model(native(c_client), copy.data(), copy.size(), model,
+                                              model_length, backend, backend_length, device.data(),
+                                              device.size(), &options));
+                 });
   });
 }
 
@@ -423,14 +456,12 @@ SRError set_script_from_file_multigpu(void* c_client, const char* name, const si
                                       const char* script_file, const size_t script_file_length,
                                       const int first_gpu, const int num_gpus) {
   return guarded("set_script_from_file_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu), device = gpu_device(gpu);
-      check(slipstream_set_script_from_file(native(c_client), copy.data(), copy.size(),
-                                            device.data(), device.size(), script_file,
-                                            script_file_length, nullptr, nullptr, 0));
-    }
+    for_each_gpu(name, name_length, first_gpu, num_gpus,
+                 [&](const std::string& copy, const std::string& device) {
+                   check(slipstream_set_script_from_file(native(c_client), copy.data(), copy.size(),
+                                                         device.data(), device.size(), script_file,
+                                                         script_file_length, nullptr, nullptr, 0));
+                 });
   });
 }
 
@@ -446,13 +477,12 @@ SRError set_script_multigpu(void* c_client, const char* name, const size_t name_
                             const char* script, const size_t script_length, const int first_gpu,
                             const int num_gpus) {
   return guarded("set_script_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu), device = gpu_device(gpu);
-      check(slipstream_set_script(native(c_client), copy.data(), copy.size(), device.data(),
-                                  device.size(), script, script_length, nullptr, nullptr, 0));
-    }
+    for_each_gpu(
+        name, name_length, first_gpu, num_gpus,
+        [&](const std::string& copy, const std::string& device) {
+          check(slipstream_set_script(native(c_client), copy.data(), copy.size(), device.data(),
+                                      device.size(), script, script_length, nullptr, nullptr, 0));
+        });
   });
 }
 
@@ -538,12 +568,10 @@ SRError delete_model(void* c_client, const char* name, const size_t name_length)
 SRError delete_model_multigpu(void* c_client, const char* name, const size_t name_length,
                               const int first_gpu, const int num_gpus) {
   return guarded("delete_model_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu);
-      check(slipstream_delete_model(native(c_client), copy.data(), copy.size(), nullptr));
-    }
+    for_each_gpu(
+        name, name_length, first_gpu, num_gpus, [&](const std::string& copy, const std::string&) {
+          check(slipstream_delete_model(native(c_client), copy.data(), copy.size(), nullptr));
+        });
   });
 }
 
@@ -556,12 +584,10 @@ SRError delete_script(void* c_client, const char* name, const size_t name_length
 SRError delete_script_multigpu(void* c_client, const char* name, const size_t name_length,
                                const int first_gpu, const int num_gpus) {
   return guarded("delete_script_multigpu", [&] {
-    check_gpus(first_gpu, num_gpus);
-    std::string_view base = text(name, name_length, "name");
-    for (int gpu = first_gpu; gpu < first_gpu + num_gpus; ++gpu) {
-      std::string copy = gpu_name(base, gpu);
-      check(slipstream_delete_script(native(c_client), copy.data(), copy.size(), nullptr));
-    }
+    for_each_gpu(
+        name, name_length, first_gpu, num_gpus, [&](const std::string& copy, const std::string&) {
+          check(slipstream_delete_script(native(c_client), copy.data(), copy.size(), nullptr));
+        });
   });
 }
 

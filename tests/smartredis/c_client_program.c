@@ -3,7 +3,9 @@
  * Slipstream server (run_c_fortran.sh: SSDB=host:port, SSKEYOUT=member_a,
  * SSKEYIN=member_a,member_b). Checks every value read back, the SRError codes of bad calls and
  * that SRGetLastError() explains them. Usage: smartredis_c_program MODELS_DIR */
+#define _POSIX_C_SOURCE 200112L /* setenv, unsetenv */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,6 +364,15 @@ int main(int argc, char** argv) {
   CHECK(strstr(client_to_string(client), "c_program") != NULL);
   void* simple = NULL;
   EXPECT_OK(SimpleCreateClient("simple", LEN("simple"), &simple));
+
+  /* Without SSDB there is no server to connect to, and the message says so. */
+  char ssdb[512];
+  snprintf(ssdb, sizeof ssdb, "%s", getenv("SSDB") != NULL ? getenv("SSDB") : "");
+  unsetenv("SSDB");
+  void* unconnected = NULL;
+  EXPECT(SRRuntimeError, SimpleCreateClient("none", LEN("none"), &unconnected));
+  CHECK(strstr(SRGetLastError(), "SSDB") != NULL && unconnected == NULL);
+  setenv("SSDB", ssdb, 1);
 
   test_tensors(client);
   test_datasets(client);
