@@ -104,7 +104,9 @@ struct ModelOptions {
 };
 
 /// Run statistics of a stored model or script (AI.INFO). Times are in microseconds and add up
-/// over every run since the model was stored or its statistics were reset.
+/// over every run since the model was stored or its statistics were reset. In cluster mode every
+/// shard runs its own copy: the counters and times are the sums over the shards, `version` the
+/// highest.
 struct ModelInfo {
   std::string key;      ///< the key as stored (with any prefix)
   std::string type;     ///< "MODEL" or "SCRIPT"
@@ -411,8 +413,8 @@ class SLIPSTREAM_API Client {
   /// Deletes a script (AI.SCRIPTDEL). Returns false if there was no script under the name.
   bool delete_script(std::string_view name);
 
-  /// Run statistics of a model or script (AI.INFO). Throws KeyNotFoundError if there is neither
-  /// under the name.
+  /// Run statistics of a model or script (AI.INFO; in cluster mode summed over the shards).
+  /// Throws KeyNotFoundError if there is neither under the name.
   ModelInfo model_info(std::string_view name);
   /// Zeroes the run statistics of a model or script (AI.INFO RESETSTAT); the version is kept.
   /// Throws KeyNotFoundError if there is neither under the name.

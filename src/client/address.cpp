@@ -84,7 +84,8 @@ std::string address_from_environment() {
     if (!first.empty()) return first;
   }
   throw InvalidArgumentError(
-      "no server address: pass ClientOptions::address or set SLIPSTREAM_ADDRESS or SSDB");
+      "no server address: give the client one (host:port, tcp://host:port or unix:///path) or "
+      "set SLIPSTREAM_ADDRESS or SSDB");
 }
 
 }  // namespace slipstream::client

@@ -430,13 +430,17 @@ void Client::Impl::exchange_batch(
 }
 
 Reply Client::Impl::broadcast(const Request& request, std::string_view context) {
+  return std::move(broadcast_all(request, context).front());
+}
+
+std::vector<Reply> Client::Impl::broadcast_all(const Request& request, std::string_view context) {
   std::lock_guard lock(io_mutex_);
   if (refresh_pending_) refresh_map();
   std::vector<std::size_t> targets{default_node_};
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
     if (k != default_node_ && !nodes_[k].slots.empty()) targets.push_back(k);
   }
-  Reply result;
+  std::vector<Reply> replies;
   std::exception_ptr first;
   for (std::size_t node : targets) {
     try {
@@ -455,13 +459,13 @@ Reply Client::Impl::broadcast(const Request& request, std::string_view context) 
             reply.string,
             clustered_ ? std::string(context) + " on shard " + nodes_[node].name : context);
       }
-      if (node == default_node_) result = std::move(reply);
+      replies.push_back(std::move(reply));  // targets start with the default node
     } catch (...) {
       if (!first) first = std::current_exception();
     }
   }
   if (first) std::rethrow_exception(first);
-  return result;
+  return replies;
 }
 
 }  // namespace slipstream

@@ -28,6 +28,12 @@ struct TensorReplyHeader {
   std::size_t blob_size;
 };
 
+/// The error for an unpack whose tensor `key` has shape `actual` where the caller expected
+/// `expected`: "tensor 'KEY' has shape {2, 3}, not the expected {3, 2}".
+InvalidArgumentError shape_mismatch_error(std::string_view key,
+                                          std::span<const std::int64_t> actual,
+                                          std::span<const std::int64_t> expected);
+
 /// Where a tensor payload goes: a pointer to blob_size writable bytes, or nullptr to discard it.
 using TensorTarget = std::function<std::byte*(const TensorReplyHeader&)>;
 
@@ -113,6 +119,8 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// Returns the default node's reply; an error reply or unreachable shard is thrown, after
   /// every node was tried.
   Reply broadcast(const client::Request& request, std::string_view context);
+  /// As broadcast, but returns every node's reply, the default node's first.
+  std::vector<Reply> broadcast_all(const client::Request& request, std::string_view context);
 
   /// Cluster mode: the node id of the member this client was given (its node's shard) when
   /// `key` lives on another member; nothing standalone, or when the key's member is that one, or

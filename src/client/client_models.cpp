@@ -532,11 +532,33 @@ ModelInfo Client::model_info(std::string_view name) {
   std::string key = impl_->model_key(name, true);
   Request request;
   request.command({"AI.INFO", key});
-  Reply reply =
-      impl_->exchange(Route::any(), request, [](client::Connection& c) { return c.read_reply(); });
   const std::string context = quoted("AI.INFO", key);
-  if (reply.is_error()) throw_model_error(reply.string, context);
-  return parse_info(reply, context);
+  if (!impl_->clustered()) {
+    Reply reply = impl_->exchange(Route::any(), request,
+                                  [](client::Connection& c) { return c.read_reply(); });
+    if (reply.is_error()) throw_model_error(reply.string, context);
+    return parse_info(reply, context);
+  }
+  // Every shard holds its own copy and counts the runs it served: add them up.
+  std::vector<Reply> replies = impl_->broadcast_all(request, context);
+  ModelInfo total = parse_info(replies.front(), context);
+  double batched_callers = total.mean_batch_size * static_cast<double>(total.batches);
+  for (std::size_t k = 1; k < replies.size(); ++k) {
+    const ModelInfo shard = parse_info(replies[k], context);
+    total.calls += shard.calls;
+    if (total.samples >= 0 && shard.samples >= 0) total.samples += shard.samples;
+    total.errors += shard.errors;
+    total.duration_us += shard.duration_us;
+    total.version = std::max(total.version, shard.version);
+    total.runs += shard.runs;
+    total.batches += shard.batches;
+    batched_callers += shard.mean_batch_size * static_cast<double>(shard.batches);
+    total.queue_wait_us += shard.queue_wait_us;
+    total.run_time_us += shard.run_time_us;
+  }
+  total.mean_batch_size =
+      total.batches > 0 ? batched_callers / static_cast<double>(total.batches) : 0.0;
+  return total;
 }
 
 void Client::reset_model_stats(std::string_view name) {

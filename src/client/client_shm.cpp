@@ -447,10 +447,7 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
   }
   if (!expected.empty() &&
       !std::equal(expected.begin(), expected.end(), shape.begin(), shape.end())) {
-    std::string got;
-    for (auto d : shape) got += (got.empty() ? "" : ",") + std::to_string(d);
-    throw InvalidArgumentError("tensor '" + key + "' has shape {" + got +
-                               "}, not the expected one");
+    throw shape_mismatch_error(key, shape, expected);
   }
   if (out_bytes < view->byte_size()) {
     throw BufferTooSmallError("tensor '" + key + "' needs " + std::to_string(view->byte_size()) +

@@ -29,7 +29,22 @@ bool is_unknown_command(const Reply& reply) {
   return reply.is_error() && reply.string.starts_with("ERR unknown command");
 }
 
+std::string shape_text(std::span<const std::int64_t> shape) {
+  std::string text = "{";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  }
+  return text + "}";
+}
+
 }  // namespace
+
+InvalidArgumentError shape_mismatch_error(std::string_view key,
+                                          std::span<const std::int64_t> actual,
+                                          std::span<const std::int64_t> expected) {
+  return InvalidArgumentError("tensor '" + std::string(key) + "' has shape " + shape_text(actual) +
+                              ", not the expected " + shape_text(expected));
+}
 
 // ---- Single tensors -----------------------------------------------------------------------------
 
@@ -79,13 +94,7 @@ std::vector<std::int64_t> Client::unpack_tensor(std::string_view name, DType dty
       }
       if (!expected_shape.empty() && !std::equal(expected_shape.begin(), expected_shape.end(),
                                                  header.shape.begin(), header.shape.end())) {
-        std::string got;
-        for (auto d : header.shape) {
-          if (!got.empty()) got += ',';
-          got += std::to_string(d);
-        }
-        throw InvalidArgumentError("tensor '" + key + "' has shape {" + got +
-                                   "}, not the expected one");
+        throw shape_mismatch_error(key, header.shape, expected_shape);
       }
       if (out_bytes < header.blob_size) {
         throw BufferTooSmallError("tensor '" + key + "' needs " + std::to_string(header.blob_size) +

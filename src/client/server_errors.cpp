@@ -30,6 +30,17 @@ void throw_server_error(std::string_view server_text, std::string_view context) 
       server_text.starts_with("ERR cannot find run info for key")) {
     throw KeyNotFoundError(std::string(context) + ": key does not exist (server: " + text + ")");
   }
+  if (starts_with_word(server_text, "MOVED")) {
+    // A client in cluster mode follows MOVED itself; one that surfaces here was sent to a
+    // cluster member by a client told it talks to a single server.
+    throw ServerError(message +
+                          " (the server is a member of a cluster and the key lives on another "
+                          "member; this client sends every request to the one address it was "
+                          "given, as it does in standalone mode, SR_DB_TYPE=Standalone or cluster "
+                          "mode turned off in its options: leave SR_DB_TYPE unset, to detect the "
+                          "cluster, or set it to Clustered)",
+                      text);
+  }
   throw ServerError(message, text);
 }
 

@@ -10,7 +10,7 @@ namespace slipstream::client {
 /// Throws the exception for error reply `server_text` (without the leading '-') received for
 /// `context` (e.g. "AI.TENSORGET 'temperature'"): WRONGTYPE -> WrongTypeError, OOM ->
 /// OutOfMemoryError, NOAUTH / WRONGPASS / bad password -> AuthError, a missing tensor or RENAME
-/// source -> KeyNotFoundError, anything else -> ServerError.
+/// source -> KeyNotFoundError, anything else -> ServerError (MOVED with a word on cluster mode).
 [[noreturn]] void throw_server_error(std::string_view server_text, std::string_view context);
 
 /// True for errors after which the connection's reply stream can no longer be trusted.

@@ -5,6 +5,8 @@
  *        capi_test --auth PASSWORD     (the server requires PASSWORD: checks the auth errors)
  * MODELS_DIR holds scale.pt from tests/integration/models/make_models.py (x * 2 + 1).
  * Prints one line per failed check; exits 1 if any failed. */
+#define _POSIX_C_SOURCE 200112L /* setenv, unsetenv */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +107,19 @@ static void test_connection_errors(void) {
   CHECK(strstr(slipstream_last_error(), "127.0.0.1") != NULL);
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT, slipstream_client_create("bogus://x", NTS, &client));
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT, slipstream_client_create(NULL, 0, NULL));
+  /* No address anywhere: the message says what to give, in words a C caller can act on. */
+  {
+    const char* saved = getenv("SLIPSTREAM_ADDRESS");
+    char address[512] = "";
+    if (saved != NULL) strncpy(address, saved, sizeof address - 1);
+    unsetenv("SLIPSTREAM_ADDRESS");
+    unsetenv("SSDB");
+    EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT, slipstream_client_create(NULL, 0, &client));
+    CHECK(strstr(slipstream_last_error(), "no server address") != NULL);
+    CHECK(strstr(slipstream_last_error(), "SLIPSTREAM_ADDRESS or SSDB") != NULL);
+    CHECK(strstr(slipstream_last_error(), "ClientOptions") == NULL);
+    if (saved != NULL) setenv("SLIPSTREAM_ADDRESS", address, 1);
+  }
   /* A NULL client handle is an argument error, not a crash. */
   int exists = 0;
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT, slipstream_tensor_exists(NULL, "x", NTS, &exists));

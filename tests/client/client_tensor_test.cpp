@@ -173,7 +173,15 @@ TEST_P(TensorTest, WrongDtypeAndSmallBufferAreClearErrors) {
   }
   std::vector<float> out(6);
   const std::vector<std::int64_t> other{3, 2};
-  EXPECT_THROW(client().unpack_tensor<float>(unique("t"), out, other), InvalidArgumentError);
+  try {
+    client().unpack_tensor<float>(unique("t"), out, other);
+    FAIL() << "no exception";
+  } catch (const InvalidArgumentError& e) {
+    // Both shapes, so the caller sees which dimension is off.
+    EXPECT_NE(std::string(e.what()).find("has shape {2, 3}, not the expected {3, 2}"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(client().get_tensor(unique("t")).data<std::int32_t>(), InvalidArgumentError);
   // Still in step: the discarded payload did not leak into the next reply.
   client().unpack_tensor<float>(unique("t"), out, shape);

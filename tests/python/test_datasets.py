@@ -97,6 +97,9 @@ def test_dataset_local_errors():
         slipstream.Dataset("")
     out = np.zeros(2)
     dataset.unpack_tensor("a", out)
+    with pytest.raises(slipstream.InvalidArgumentError,
+                       match=r"'a' has shape \{2\}, not the expected \{3\}"):
+        dataset.unpack_tensor("a", np.zeros(3))
     assert "a" in dataset and "b" not in dataset
     dataset.clear_field("x")
     assert not dataset.has_field("x")

@@ -36,8 +36,12 @@ def test_wrong_address():
         slipstream.Client("unix:///no-such-dir/s.sock")
     with pytest.raises(slipstream.InvalidArgumentError):
         slipstream.Client("ftp://example")
-    with pytest.raises(slipstream.InvalidArgumentError):
+    with pytest.raises(slipstream.InvalidArgumentError) as no_address:
         slipstream.Client()  # no address and none in the environment
+    # What a Python caller can do, not the name of a C++ struct.
+    assert "no server address" in str(no_address.value)
+    assert "SLIPSTREAM_ADDRESS or SSDB" in str(no_address.value)
+    assert "ClientOptions" not in str(no_address.value)
 
 
 def test_wrong_password(password_server, monkeypatch):

@@ -180,7 +180,8 @@ def test_unpack_tensor_into_c_and_fortran_arrays(client, key):
 
     with pytest.raises(slipstream.InvalidArgumentError, match="FLOAT"):
         client.unpack_tensor(key("u"), np.zeros((4, 3), dtype=np.float64))
-    with pytest.raises(slipstream.InvalidArgumentError, match="shape"):
+    with pytest.raises(slipstream.InvalidArgumentError,
+                       match=r"has shape \{4, 3\}, not the expected \{3, 4\}"):
         client.unpack_tensor(key("u"), np.zeros((3, 4), dtype=np.float32))
     with pytest.raises(ValueError, match="read-only"):
         readonly = np.zeros((4, 3), dtype=np.float32)
@@ -259,3 +260,30 @@ def test_dtype_helpers():
     assert slipstream.DType.UINT16.itemsize == 2
     with pytest.raises(TypeError, match="float16"):
         slipstream.dtype_of(np.float16)
+
+
+def test_view_tensor_and_stats(server, key):
+    # Over the Unix socket with the server's shared memory on: a view maps the stored bytes.
+    with slipstream.Client(server.unix_address) as client:
+        data = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+        client.put_tensor(key("v"), data)
+        before = client.stats()
+        view = client.view_tensor(key("v"))
+        np.testing.assert_array_equal(view, data)
+        assert view.dtype == np.float64 and not view.flags.writeable
+        after = client.stats()
+        assert after["shared_memory"] is True
+        assert after["shm_views"] == before["shm_views"] + 1
+        # The view keeps the bytes it saw when the key is replaced.
+        client.put_tensor(key("v"), np.zeros((2, 3, 4)))
+        np.testing.assert_array_equal(view, data)
+        del view
+        with pytest.raises(slipstream.KeyNotFoundError):
+            client.view_tensor(key("missing"))
+    # Over TCP there is no shared memory: the view is a private copy, counted as a socket get.
+    with slipstream.Client(server.tcp_address) as client:
+        view = client.view_tensor(key("v"))
+        np.testing.assert_array_equal(view, np.zeros((2, 3, 4)))
+        stats = client.stats()
+        assert stats["shared_memory"] is False
+        assert stats["shm_views"] == 0 and stats["socket_gets"] == 1

@@ -267,6 +267,46 @@ from the socket straight into it; Fortran-ordered: transposed). Raises KeyNotFou
 InvalidArgumentError (dtype or shape differs); `out` may be partly written on error.
 )doc")
       .def(
+          "view_tensor",
+          [](const ClientHandle& self, std::string_view name) {
+            auto view = std::make_unique<TensorView>(
+                without_gil(self, [&](Client& c) { return c.view_tensor(name); }));
+            std::vector<py::ssize_t> shape(view->shape().begin(), view->shape().end());
+            const void* data = view->bytes().data();
+            py::dtype dtype = numpy_dtype(view->dtype());
+            py::capsule base(view.get(), [](void* v) { delete static_cast<TensorView*>(v); });
+            view.release();  // the capsule owns it now
+            py::array array(dtype, shape, data, base);
+            array.attr("setflags")(py::arg("write") = false);
+            return array;
+          },
+          py::arg("name"), R"doc(
+A read-only numpy array over a stored tensor's bytes. Over a Unix socket with the server's shared
+memory on, the array is the server's copy itself, mapped read-only (no byte copied); otherwise it
+holds a private copy received on the socket. The bytes stay as they were when viewed, even if the
+key is overwritten, until the array is garbage-collected. Raises KeyNotFoundError, WrongTypeError.
+)doc")
+      .def(
+          "stats",
+          [](const ClientHandle& self) {
+            ClientStats s = without_gil(self, [&](Client& c) { return c.stats(); });
+            py::dict out;
+            out["shared_memory"] = s.shared_memory;
+            out["shm_puts"] = s.shm_puts;
+            out["shm_loan_puts"] = s.shm_loan_puts;
+            out["shm_gets"] = s.shm_gets;
+            out["shm_views"] = s.shm_views;
+            out["socket_puts"] = s.socket_puts;
+            out["socket_gets"] = s.socket_gets;
+            out["fallbacks"] = s.fallbacks;
+            return out;
+          },
+          R"doc(
+Which path this client's tensor operations took, as a dict: shared_memory (the connection has the
+fast path), shm_puts, shm_loan_puts, shm_gets, shm_views, socket_puts, socket_gets, fallbacks
+(operations that wanted shared memory but used the socket because the server's pool was full).
+)doc")
+      .def(
           "delete_tensor",
           [](const ClientHandle& self, std::string_view name) {
             return without_gil(self, [&](Client& c) { return c.delete_tensor(name); });

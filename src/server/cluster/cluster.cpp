@@ -146,15 +146,39 @@ std::vector<std::size_t> redisai_run_keys(std::span<const Buffer> args) {
   return redisai_run_key_positions(views);
 }
 
+namespace {
+
+// A client's key in an error message, cut short so that errors stay small (the reply itself
+// replaces CR and LF).
+std::string shown_key(std::string_view key) {
+  constexpr std::size_t kShown = 64;
+  return key.size() <= kShown ? std::string(key) : std::string(key.substr(0, kShown)) + "...";
+}
+
+// Redis's text first (clients match on it), then the two keys that differ and the remedy.
+std::string cross_slot_error(std::string_view first, int first_slot, std::string_view other,
+                             int other_slot) {
+  return "CROSSSLOT Keys in request don't hash to the same slot: '" + shown_key(first) +
+         "' is in slot " + std::to_string(first_slot) + ", '" + shown_key(other) + "' in slot " +
+         std::to_string(other_slot) +
+         "; keys used together must share a {hash tag}, e.g. '{run1}.in' and '{run1}.out'";
+}
+
+}  // namespace
+
 std::optional<std::string> Cluster::check(const CommandSpec& spec,
                                           std::span<const Buffer> args) const {
   std::vector<std::size_t> positions = command_key_positions(spec, args);
   if (positions.empty()) return std::nullopt;
   int slot = -1;
+  std::size_t slot_key = 0;  // the argument that set `slot`
   for (std::size_t position : positions) {
     if (position >= args.size()) continue;
     int s = key_slot(args[position].view());
-    if (slot >= 0 && s != slot) return "CROSSSLOT Keys in request don't hash to the same slot";
+    if (slot >= 0 && s != slot) {
+      return cross_slot_error(args[slot_key].view(), slot, args[position].view(), s);
+    }
+    if (slot < 0) slot_key = position;
     slot = s;
   }
   if (slot < 0) return std::nullopt;

@@ -38,7 +38,11 @@ bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
   for (const auto& key : keys) {
     ValuePtr value = c.server.keyspace().get(key);
     if (!value) {
-      c.reply.error("ERR tensor key is empty or in a different shard");
+      // Named, so a run with several inputs says which one is missing. In cluster mode a run's
+      // keys were already checked to be in one slot of this shard: missing means missing.
+      constexpr std::size_t kShown = 64;
+      const std::string shown = key.size() <= kShown ? key : key.substr(0, kShown) + "...";
+      c.reply.error("ERR no such key: input tensor '" + shown + "' does not exist");
       return false;
     }
     if (value->type() != ValueType::kTensor) {
