@@ -8,9 +8,12 @@
 #   server-3rt  the same in three round trips (put_tensor, run_model, unpack_tensor),
 # each run --reps times, interleaved so that a change of the machine's load hits every variant.
 # Prints the median step time (and min, max), the median time of the model call per step, the
-# ratios, and the load average before and after. The ocean process and the server are pinned to
+# CPU time per step of the ocean process (over its steps) and of the server (with its model
+# worker, over the whole run: its share of the connection set-up is negligible), the ratios,
+# and the load average before and after. The ocean process and the server are pinned to
 # different cores (taskset) and run libtorch on one thread each, so the model evaluates on one
-# core whichever side runs it.
+# core whichever side runs it. On a loaded machine the wall times mostly measure each process's
+# share of its core; the CPU times do not.
 #
 # Usage: apps/ocean/bench_closure.sh [--build DIR] [--nx N] [--ny N] [--steps N] [--reps N]
 #                                    [--model-file closure.pt] [--work DIR]
@@ -82,6 +85,16 @@ stored=$(redis-cli -s "$socket" -x AI.MODELSTORE ocean.closure TORCH CPU BLOB < 
 [ "$stored" = OK ] || { echo "bench_closure.sh: storing the model: $stored" >&2; exit 1; }
 export SLIPSTREAM_ADDRESS=unix://$socket SSKEYOUT="" SSKEYIN=""
 
+# CPU time (clock ticks, user + system) of the server and its children (the model worker).
+server_ticks() {
+  local total=0 pid
+  for pid in "$server_pid" $(pgrep -P "$server_pid"); do
+    total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2> /dev/null || echo 0)))
+  done
+  echo "$total"
+}
+ticks_per_second=$(getconf CLK_TCK)
+
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 common=(--nx "$nx" --ny "$ny" --steps "$steps" --csv-every "$steps" --progress-every "$steps")
 declare -A args=(
@@ -93,12 +106,17 @@ variants=(analytic local server-1rt server-3rt)
 : > results.txt
 for rep in $(seq "$reps"); do
   for variant in "${variants[@]}"; do
+    ticks0=$(server_ticks)
     # shellcheck disable=SC2086  # the variant's options are split on purpose
     OMP_NUM_THREADS=1 taskset -c "$ocean_cpu" "$ocean" "${common[@]}" ${args[$variant]} \
       > "run-$variant-$rep.log"
+    ticks1=$(server_ticks)
     step_us=$(sed -n 's/.* s wall, \([0-9.]*\) us\/step/\1/p' "run-$variant-$rep.log")
     call_us=$(sed -n 's/.* closure \([0-9.]*\) us\/step.*/\1/p' "run-$variant-$rep.log")
-    echo "$variant $rep $step_us ${call_us:-0}" >> results.txt
+    ocean_cpu_us=$(sed -n 's/.* CPU time \([0-9.]*\) us\/step.*/\1/p' "run-$variant-$rep.log")
+    server_cpu_us=$(awk -v d=$((ticks1 - ticks0)) -v t="$ticks_per_second" -v n="$steps" \
+      'BEGIN {printf "%.1f", d / t * 1e6 / n}')
+    echo "$variant $rep $step_us ${call_us:-0} $ocean_cpu_us $server_cpu_us" >> results.txt
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -108,19 +126,23 @@ import statistics, sys
 nx, ny, steps, reps, before, after = sys.argv[1:7]
 rows = {}
 for line in open("results.txt"):
-    variant, _, step, call = line.split()
-    rows.setdefault(variant, []).append((float(step), float(call)))
-median = {v: statistics.median(s for s, _ in r) for v, r in rows.items()}
-call = {v: statistics.median(c for _, c in r) for v, r in rows.items()}
+    variant, _, step, call, ocean_cpu, server_cpu = line.split()
+    rows.setdefault(variant, []).append(
+        (float(step), float(call), float(ocean_cpu), float(server_cpu)))
+median = {v: statistics.median(x[0] for x in r) for v, r in rows.items()}
+call = {v: statistics.median(x[1] for x in r) for v, r in rows.items()}
+cpu = {v: (statistics.median(x[2] for x in r), statistics.median(x[3] for x in r))
+       for v, r in rows.items()}
 print(f"\nocean step time, {nx} x {ny} cells, {steps} steps, median of {reps} runs "
       f"(load average before {before}, after {after})\n")
-print("| closure | step (µs) median | min | max | model call (µs/step) | call share of the step |")
-print("|---|---|---|---|---|---|")
+print("| closure | step (µs) median | min | max | model call (µs/step) | call share of the step "
+      "| CPU µs/step: ocean | server | sum |")
+print("|---|---|---|---|---|---|---|---|---|")
 for v in ("analytic", "local", "server-1rt", "server-3rt"):
-    steps_v = [s for s, _ in rows[v]]
+    steps_v = [x[0] for x in rows[v]]
     share = f"{call[v] / median[v]:.2f}" if call[v] > 0 else "–"
     print(f"| {v} | {median[v]:.1f} | {min(steps_v):.1f} | {max(steps_v):.1f} | "
-          f"{call[v]:.1f} | {share} |")
+          f"{call[v]:.1f} | {share} | {cpu[v][0]:.1f} | {cpu[v][1]:.1f} | {sum(cpu[v]):.1f} |")
 print()
 print(f"step ratios: local / analytic {median['local'] / median['analytic']:.2f}, "
       f"server-1rt / local {median['server-1rt'] / median['local']:.2f}, "
@@ -130,5 +152,8 @@ print(f"call ratios: server-1rt / local {call['server-1rt'] / call['local']:.2f}
       f"server-3rt / local {call['server-3rt'] / call['local']:.2f}; "
       f"what the server adds per step: {call['server-1rt'] - call['local']:.1f} µs in one "
       f"round trip, {call['server-3rt'] - call['local']:.1f} µs in three")
+print(f"CPU ratios (ocean + server): local / analytic {sum(cpu['local']) / sum(cpu['analytic']):.2f}, "
+      f"server-1rt / local {sum(cpu['server-1rt']) / sum(cpu['local']):.2f}, "
+      f"server-3rt / local {sum(cpu['server-3rt']) / sum(cpu['local']):.2f}")
 PY
 echo "(runs and logs in $work)"

@@ -33,6 +33,7 @@ program slipstream_ocean
   integer(int64) :: infer_all = 0, ts0, ts1, ti0, ti1
   real(dp), allocatable :: eke(:)
   real(dp) :: nu_lo, nu_hi, seconds
+  real :: cpu0, cpu1  !< this process's CPU time over the steps (start-up excluded)
   integer(int64) :: t0, t1, rate
   logical :: ok
 
@@ -91,6 +92,7 @@ program slipstream_ocean
   d = ocean_diagnostics(s)
   call write_csv()
   call system_clock(t0, rate)
+  call cpu_time(cpu0)
   do n = 1, steps
     call system_clock(ts0)
     ! The closure call site: features -> log EKE -> viscosity, once per step; with the server,
@@ -138,9 +140,12 @@ program slipstream_ocean
     end if
   end do
   call system_clock(t1)
+  call cpu_time(cpu1)
   seconds = real(t1 - t0, dp) / real(rate, dp)
   write(*, '(a,f0.3,a,f0.2,a)') 'slipstream-ocean: done, ', seconds, ' s wall, ', &
     1e6_dp * seconds / max(steps, 1), ' us/step'
+  write(*, '(a,f0.2,a)') 'slipstream-ocean: CPU time ', &
+    1e6_dp * real(cpu1 - cpu0, dp) / max(steps, 1), ' us/step in this process'
   if (use_server .or. use_local) then
     write(*, '(a,f0.2,a,f0.4,a)') 'slipstream-ocean: ' // closure_name // ' closure ', &
       1e6_dp * real(infer_all, dp) / real(rate, dp) / max(steps, 1), ' us/step, ', &
