@@ -24,8 +24,8 @@ SRError create_client(const char* location, const char* logger_name, std::size_t
                       void** new_client) {
   return guarded(location, [&] {
     require(new_client, "new_client");
-    auto handle = std::make_unique<ClientHandle>();
-    handle->logger_name = std::string(text(logger_name, length, "logger_name"));
+    auto handle =
+        std::make_unique<ClientHandle>(std::string(text(logger_name, length, "logger_name")));
     // The environment as the C++ layer reads it: SSDB (required), SR_DB_TYPE, SSKEYOUT, SSKEYIN,
     // SR_CONN_TIMEOUT, SR_CMD_TIMEOUT. The mode reaches the client through SR_DB_TYPE, which it
     // reads itself (the C options have no field for it).
@@ -49,9 +49,9 @@ SRError create_client(const char* location, const char* logger_name, std::size_t
       c_options.key_prefixes_in_length = options.key_prefixes_in->size();
     }
     check(slipstream_client_create_with_options(&c_options, &handle->client));
-    SmartRedis::log_data(handle->logger_name, LLDebug,
+    SmartRedis::log_data(handle->log_context, LLDebug,
                          "New client created, connected to " + options.address);
-    *new_client = handle.release();
+    *new_client = to_void(handle.release());
   });
 }
 
@@ -191,13 +191,18 @@ void kept_datasets_out(ClientHandle& client, slipstream_dataset_t** datasets, st
   // Every slipstream handle goes into a DataSetHandle at once, so none leaks on a failure.
   std::vector<std::unique_ptr<DataSetHandle>> handles;
   for (std::size_t i = 0; i < count; ++i) {
-    auto handle = std::make_unique<DataSetHandle>();
+    auto handle = std::make_unique<DataSetHandle>("");
     handle->dataset = datasets[i];
+    const char* name = nullptr;
+    std::size_t length = 0;
+    if (slipstream_dataset_name(handle->dataset, &name, &length) == SLIPSTREAM_OK) {
+      handle->log_context.assign(name, length);
+    }
     datasets[i] = nullptr;
     handles.push_back(std::move(handle));
   }
   auto** array = reinterpret_cast<void**>(client.kept.allocate(count * sizeof(void*)));
-  for (std::size_t i = 0; i < count; ++i) array[i] = handles[i].release();
+  for (std::size_t i = 0; i < count; ++i) array[i] = to_void(handles[i].release());
   *out = array;
   *num_datasets = count;
 }
@@ -240,9 +245,11 @@ SRError SmartRedisCClient(bool /*cluster: found from the server's replies*/,
 SRError DeleteCClient(void** c_client) {
   return guarded("DeleteCClient", [&] {
     require(c_client, "c_client");
-    auto* handle = static_cast<ClientHandle*>(*c_client);
-    if (handle != nullptr) slipstream_client_destroy(&handle->client);
-    delete handle;
+    if (*c_client != nullptr) {
+      ClientHandle* handle = &client_of(*c_client);
+      slipstream_client_destroy(&handle->client);
+      delete handle;
+    }
     *c_client = nullptr;
   });
 }
@@ -258,9 +265,9 @@ SRError put_dataset(void* c_client, void* dataset) {
 SRError get_dataset(void* c_client, const char* name, const size_t name_length, void** dataset) {
   return guarded("get_dataset", [&] {
     require(dataset, "dataset");
-    auto handle = std::make_unique<DataSetHandle>();
+    auto handle = std::make_unique<DataSetHandle>(std::string(text(name, name_length, "name")));
     check(slipstream_get_dataset(native(c_client), name, name_length, &handle->dataset));
-    *dataset = handle.release();
+    *dataset = to_void(handle.release());
   });
 }
 
@@ -760,7 +767,7 @@ const char* client_to_string(void* c_client) {
     std::size_t length = 0;
     check(slipstream_client_address(client.client, &address, &length));
     description =
-        "Client (" + client.logger_name + "): Slipstream server at " + std::string(address, length);
+        "Client (" + client.log_context + "): Slipstream server at " + std::string(address, length);
   });
   if (code != SRNoError) description = SRGetLastError();
   return description.c_str();

@@ -121,12 +121,16 @@ void require(const void* pointer, const char* what) {
 
 ClientHandle& client_of(void* c_client) {
   require(c_client, "client");
-  return *static_cast<ClientHandle*>(c_client);
+  Handle* handle = handle_of(c_client);
+  if (handle->kind != Handle::Kind::kClient) parameter_error("the client argument is a dataset");
+  return static_cast<ClientHandle&>(*handle);
 }
 
 DataSetHandle& dataset_of(const void* dataset) {
   require(dataset, "dataset");
-  return *static_cast<DataSetHandle*>(const_cast<void*>(dataset));
+  Handle* handle = handle_of(dataset);
+  if (handle->kind != Handle::Kind::kDataSet) parameter_error("the dataset argument is a client");
+  return static_cast<DataSetHandle&>(*handle);
 }
 
 std::string_view text(const char* data, std::size_t length, const char* what) {
@@ -353,5 +357,5 @@ const char* SRGetLastErrorLocation(void) {
 // match the array, ...) so that get_last_error / SRGetLastError report it.
 extern "C" void slipstream_smartredis_set_fortran_error(const char* message, size_t length) {
   slipstream::smartredis::c_api::set_last_error(std::string_view(message, length),
-                                                 "Fortran client");
+                                                "Fortran client");
 }

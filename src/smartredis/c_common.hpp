@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "slipstream.h"
@@ -31,18 +32,36 @@ class KeptMemory {
 };
 
 /// What a SmartRedis `void*` client points to.
-struct ClientHandle {
+/// What every `void*` handle of this API points to first: what it is (so that a dataset passed
+/// as a client is an error, not a crash) and the context its log lines carry (a client's logger
+/// name, a dataset's name). A `void*` handle is always a Handle* converted to void*.
+struct Handle {
+  enum class Kind { kClient, kDataSet };
+  Handle(Kind k, std::string context) : kind(k), log_context(std::move(context)) {}
+  Kind kind;
+  std::string log_context;
+};
+
+struct ClientHandle : Handle {
+  explicit ClientHandle(std::string logger_name) : Handle(Kind::kClient, std::move(logger_name)) {}
   slipstream_client_t* client = nullptr;
-  std::string logger_name;
   KeptMemory kept;
 };
 
 /// What a SmartRedis `void*` dataset points to.
-struct DataSetHandle {
+struct DataSetHandle : Handle {
+  explicit DataSetHandle(std::string name) : Handle(Kind::kDataSet, std::move(name)) {}
   slipstream_dataset_t* dataset = nullptr;
   KeptMemory kept;
   ~DataSetHandle() { slipstream_dataset_destroy(&dataset); }
 };
+
+/// The `void*` SmartRedis gets for a handle.
+inline void* to_void(Handle* handle) { return handle; }
+/// The handle behind a `void*` (NULL stays NULL).
+inline Handle* handle_of(const void* pointer) {
+  return static_cast<Handle*>(const_cast<void*>(pointer));
+}
 
 /// A failure detected in this layer, turned into a code and a message by guarded().
 struct Failure {

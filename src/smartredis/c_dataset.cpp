@@ -38,7 +38,7 @@ const slipstream_tensor_t* find_tensor(void* dataset, const char* name, std::siz
 SRError release(const char* location, void** dataset) {
   return guarded(location, [&] {
     require(dataset, "dataset");
-    delete static_cast<DataSetHandle*>(*dataset);
+    if (*dataset != nullptr) delete &dataset_of(*dataset);
     *dataset = nullptr;
   });
 }
@@ -50,9 +50,9 @@ extern "C" {
 SRError CDataSet(const char* name, const size_t name_length, void** new_dataset) {
   return guarded("CDataSet", [&] {
     require(new_dataset, "new_dataset");
-    auto handle = std::make_unique<DataSetHandle>();
+    auto handle = std::make_unique<DataSetHandle>(std::string(text(name, name_length, "name")));
     check(slipstream_dataset_create(name, name_length, &handle->dataset));
-    *new_dataset = handle.release();
+    *new_dataset = to_void(handle.release());
   });
 }
 

@@ -12,6 +12,7 @@
 
 #include "c_client.h"
 #include "c_dataset.h"
+#include "c_logger.h"
 #include "sr_enums.h"
 #include "srexception.h"
 
@@ -155,6 +156,9 @@ static void test_datasets(void* client) {
   EXPECT_OK(add_meta_string(dataset, "label", LEN("label"), "run-7", LEN("run-7")));
   EXPECT(SRParameterError, add_tensor(dataset, "ints", LEN("ints"), ints, dims, 2,
                                       SRTensorTypeInt32, SRMemLayoutContiguous));
+  EXPECT(SRParameterError, put_tensor(dataset, "x", 1, ints, dims, 2, SRTensorTypeInt32,
+                                      SRMemLayoutContiguous)); /* a dataset is not a client */
+  EXPECT(SRParameterError, put_dataset(client, client));
   EXPECT_OK(put_dataset(client, dataset));
 
   bool exists = false;
@@ -378,6 +382,26 @@ int main(int argc, char** argv) {
   test_datasets(client);
   test_models(client, argv[1]);
   test_prefixes(simple);
+
+  /* Log lines with a client's name and with a context string, to SR_LOG_FILE at DEBUG. */
+  log_data(client, LLInfo, "c program done", LEN("c program done"));
+  log_warning_string("c_context", LEN("c_context"), LLInfo, "a warning", LEN("a warning"));
+  log_data(client, LLDeveloper, "too detailed", LEN("too detailed"));
+  const char* log_path = getenv("SR_LOG_FILE");
+  CHECK(log_path != NULL);
+  if (log_path != NULL) {
+    FILE* log = fopen(log_path, "r");
+    CHECK(log != NULL);
+    if (log != NULL) {
+      static char text[1 << 16];
+      size_t size = fread(text, 1, sizeof text - 1, log);
+      text[size] = '\0';
+      fclose(log);
+      CHECK(strstr(text, "c_program@") != NULL && strstr(text, ":c program done") != NULL);
+      CHECK(strstr(text, "c_context@") != NULL && strstr(text, "WARNING: a warning") != NULL);
+      CHECK(strstr(text, "too detailed") == NULL);
+    }
+  }
 
   EXPECT_OK(DeleteCClient(&simple));
   EXPECT_OK(DeleteCClient(&client));
