@@ -16,6 +16,13 @@ install(TARGETS slipstream slipstream_c EXPORT slipstream-targets
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT slipstream-targets NAMESPACE slipstream:: DESTINATION ${SLIPSTREAM_CMAKE_DIR})
 
+# SmartRedis compatibility (libslipstream_smartredis: the C++ and C layers; headers in
+# include/smartredis, installed above). The link libsmartredis.so lets SmartRedis programs keep
+# `-lsmartredis` (docs/smartredis.md).
+install(TARGETS slipstream_smartredis LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(CODE "file(CREATE_LINK libslipstream_smartredis.so
+  \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libsmartredis.so\" SYMBOLIC)")
+
 # The Fortran module: the library and its .mod files.
 if(TARGET slipstream_fortran)
   install(TARGETS slipstream_fortran EXPORT slipstream-fortran-targets
