@@ -22,6 +22,8 @@ program smartredis_fortran_program
   call expect(client%initialize(.false., 'fortran_program'), SRNoError, 'initialize(cluster)')
   call check(client%isinitialized(), 'isinitialized')
   call expect(simple%initialize(), SRNoError, 'initialize()')
+  call check(index(client%to_string(), 'fortran_program') > 0, 'to_string names the client')
+  call check(.not. client%SR_error_parser(SRNoError), 'SRNoError is not an error')
 
   call test_tensors()
   call test_datasets()
@@ -197,6 +199,12 @@ contains
       call expect(listed(i)%unpack_dataset_tensor('field', field_back, shape(field_back)), &
                   SRNoError, 'listed dataset tensor')
       call check(all(field_back == field), 'listed dataset values')
+      call expect(listed(i)%destroy(), SRNoError, 'destroy listed')
+    end do
+    call expect(client%get_datasets_from_list_range('fortran_list', -1, -1, listed), SRNoError, &
+                'get_datasets_from_list_range')
+    call check(size(listed) == 1, 'one dataset in the range')
+    do i = 1, size(listed)
       call expect(listed(i)%destroy(), SRNoError, 'destroy listed')
     end do
     call expect(client%delete_list('fortran_list'), SRNoError, 'delete_list')
