@@ -39,6 +39,10 @@ const char* SRGetLastErrorLocation(void);
 /** A client in the mode of SR_DB_TYPE (automatic if unset); logger_name is kept for messages. */
 SRError SimpleCreateClient(const char* logger_name, const size_t logger_name_length,
                            void** new_client);
+/** A client configured by a ConfigOptions object (c_configoptions.h): SSDB_{suffix} and the
+ *  other variables of its database, or its overrides. */
+SRError CreateClient(void* config_options, const char* logger_name, const size_t logger_name_length,
+                     void** new_client);
 /** A client for a cluster (`cluster` true) or a standalone server. */
 SRError SmartRedisCClient(bool cluster, const char* logger_name, const size_t logger_name_length,
                           void** new_client);

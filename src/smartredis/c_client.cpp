@@ -20,8 +20,8 @@ namespace {
 
 slipstream_client_t* native(void* c_client) { return client_of(c_client).client; }
 
-SRError create_client(const char* location, const char* logger_name, std::size_t length,
-                      void** new_client) {
+SRError create_client(const char* location, void* config_options, const char* logger_name,
+                      std::size_t length, void** new_client) {
   return guarded(location, [&] {
     require(new_client, "new_client");
     auto handle =
@@ -29,7 +29,10 @@ SRError create_client(const char* location, const char* logger_name, std::size_t
     // The environment as the C++ layer reads it: SSDB (required), SR_DB_TYPE, SSKEYOUT, SSKEYIN,
     // SR_CONN_TIMEOUT, SR_CMD_TIMEOUT. The mode reaches the client through SR_DB_TYPE, which it
     // reads itself (the C options have no field for it).
-    slipstream::ClientOptions options = client_options_from_environment(std::nullopt);
+    slipstream::ClientOptions options =
+        config_options != nullptr
+            ? slipstream::smartredis::client_options(configoptions_of(config_options))
+            : client_options_from_environment(std::nullopt);
     slipstream_client_options_t c_options;
     check(slipstream_client_options_init(&c_options));
     c_options.address = options.address.data();
@@ -233,13 +236,22 @@ extern "C" {
 
 SRError SimpleCreateClient(const char* logger_name, const size_t logger_name_length,
                            void** new_client) {
-  return create_client("SimpleCreateClient", logger_name, logger_name_length, new_client);
+  return create_client("SimpleCreateClient", nullptr, logger_name, logger_name_length, new_client);
 }
 
 SRError SmartRedisCClient(bool /*cluster: found from the server's replies*/,
                           const char* logger_name, const size_t logger_name_length,
                           void** new_client) {
-  return create_client("SmartRedisCClient", logger_name, logger_name_length, new_client);
+  return create_client("SmartRedisCClient", nullptr, logger_name, logger_name_length, new_client);
+}
+
+SRError CreateClient(void* config_options, const char* logger_name, const size_t logger_name_length,
+                     void** new_client) {
+  if (config_options == nullptr) {
+    set_last_error("config_options is NULL", "CreateClient");
+    return SRParameterError;
+  }
+  return create_client("CreateClient", config_options, logger_name, logger_name_length, new_client);
 }
 
 SRError DeleteCClient(void** c_client) {

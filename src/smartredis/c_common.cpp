@@ -133,6 +133,15 @@ DataSetHandle& dataset_of(const void* dataset) {
   return static_cast<DataSetHandle&>(*handle);
 }
 
+SmartRedis::ConfigOptions& configoptions_of(void* c_cfgopts) {
+  require(c_cfgopts, "ConfigOptions");
+  Handle* handle = handle_of(c_cfgopts);
+  if (handle->kind != Handle::Kind::kConfigOptions) {
+    parameter_error("the ConfigOptions argument is another kind of object");
+  }
+  return *static_cast<ConfigOptionsHandle*>(handle)->options;
+}
+
 std::string_view text(const char* data, std::size_t length, const char* what) {
   if (data == nullptr && length != 0) {
     parameter_error(std::string(what) + " is NULL with length " + std::to_string(length));

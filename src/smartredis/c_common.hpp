@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "configoptions.h"
 #include "slipstream.h"
 #include "sr_enums.h"
 #include "srexception.h"
@@ -36,7 +37,7 @@ class KeptMemory {
 /// as a client is an error, not a crash) and the context its log lines carry (a client's logger
 /// name, a dataset's name). A `void*` handle is always a Handle* converted to void*.
 struct Handle {
-  enum class Kind { kClient, kDataSet };
+  enum class Kind { kClient, kDataSet, kConfigOptions };
   Handle(Kind k, std::string context) : kind(k), log_context(std::move(context)) {}
   Kind kind;
   std::string log_context;
@@ -54,6 +55,14 @@ struct DataSetHandle : Handle {
   slipstream_dataset_t* dataset = nullptr;
   KeptMemory kept;
   ~DataSetHandle() { slipstream_dataset_destroy(&dataset); }
+};
+
+/// What a SmartRedis `void*` ConfigOptions points to (c_configoptions.cpp).
+struct ConfigOptionsHandle : Handle {
+  explicit ConfigOptionsHandle(std::unique_ptr<SmartRedis::ConfigOptions> o)
+      : Handle(Kind::kConfigOptions, ""), options(std::move(o)) {}
+  std::unique_ptr<SmartRedis::ConfigOptions> options;
+  KeptMemory kept;
 };
 
 /// The `void*` SmartRedis gets for a handle.
@@ -105,6 +114,7 @@ SRError guarded(const char* location, Body&& body) noexcept {
 
 ClientHandle& client_of(void* c_client);
 DataSetHandle& dataset_of(const void* dataset);
+SmartRedis::ConfigOptions& configoptions_of(void* c_cfgopts);
 /// Throws a parameter error naming `what` when `pointer` is NULL.
 void require(const void* pointer, const char* what);
 /// A string argument: NULL is allowed only with length 0.

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "c_client.h"
+#include "c_configoptions.h"
 #include "c_dataset.h"
 #include "c_logger.h"
 #include "sr_enums.h"
@@ -332,6 +333,41 @@ static void test_models(void* client, const char* models_dir) {
   }
 }
 
+/* A client configured by a ConfigOptions object for the database "OTHER" (SSDB_OTHER ...). */
+static void test_configoptions(const char* ssdb) {
+  void* options = NULL;
+  EXPECT_OK(create_configoptions_from_environment("OTHER", LEN("OTHER"), &options));
+  bool configured = true;
+  EXPECT_OK(is_configured(options, "SSDB", LEN("SSDB"), &configured));
+  CHECK(!configured); /* SSDB_OTHER is not set */
+  void* client = NULL;
+  EXPECT(SRRuntimeError, CreateClient(options, "other", LEN("other"), &client));
+  CHECK(strstr(SRGetLastError(), "SSDB_OTHER") != NULL);
+  EXPECT_OK(override_string_option(options, "SSDB", LEN("SSDB"), ssdb, LEN(ssdb)));
+  EXPECT_OK(override_integer_option(options, "SR_CMD_TIMEOUT", LEN("SR_CMD_TIMEOUT"), 20000));
+  char* value = NULL;
+  size_t value_length = 0;
+  EXPECT_OK(get_string_option(options, "SSDB", LEN("SSDB"), &value, &value_length));
+  CHECK(value_length == LEN(ssdb) && strncmp(value, ssdb, value_length) == 0);
+  int64_t timeout = 0;
+  EXPECT_OK(get_integer_option(options, "SR_CMD_TIMEOUT", LEN("SR_CMD_TIMEOUT"), &timeout));
+  CHECK(timeout == 20000);
+  EXPECT(SRKeyError, get_integer_option(options, "SR_CONN_TIMEOUT", LEN("SR_CONN_TIMEOUT"),
+                                        &timeout));
+  EXPECT_OK(CreateClient(options, "other", LEN("other"), &client));
+  if (client != NULL) {
+    double x[2] = {1.5, -2.5}, y[2] = {0, 0};
+    size_t dims[1] = {2};
+    EXPECT_OK(put_tensor(client, "via_options", LEN("via_options"), x, dims, 1,
+                         SRTensorTypeDouble, SRMemLayoutContiguous));
+    EXPECT_OK(unpack_tensor(client, "via_options", LEN("via_options"), y, dims, 1,
+                            SRTensorTypeDouble, SRMemLayoutContiguous));
+    CHECK(y[0] == 1.5 && y[1] == -2.5);
+    EXPECT_OK(DeleteCClient(&client));
+  }
+  EXPECT(SRParameterError, CreateClient(NULL, "x", 1, &client));
+}
+
 /* Ensemble prefixes: reads from another member, and unprefixed keys. */
 static void test_prefixes(void* client) {
   int32_t value[1] = {7};
@@ -377,6 +413,7 @@ int main(int argc, char** argv) {
   EXPECT(SRRuntimeError, SimpleCreateClient("none", LEN("none"), &unconnected));
   CHECK(strstr(SRGetLastError(), "SSDB") != NULL && unconnected == NULL);
   setenv("SSDB", ssdb, 1);
+  test_configoptions(ssdb);
 
   test_tensors(client);
   test_datasets(client);
