@@ -69,5 +69,7 @@ contains
     class(local_closure), intent(inout) :: self
     integer :: code
     code = self%model%destroy()
+    if (allocated(self%path)) deallocate(self%path)
+    if (allocated(self%device)) deallocate(self%device)
   end subroutine local_unload
 end module ocean_local

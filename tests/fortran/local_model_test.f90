@@ -21,6 +21,7 @@ program fortran_local_model_test
   call test_mlp()
   call test_two_outputs()
   call test_errors()
+  deallocate(models)  ! main-program allocatables outlive the stack LeakSanitizer scans
   call finish('fortran_local_model_test')
 
 contains
