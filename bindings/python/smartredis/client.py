@@ -16,6 +16,7 @@ import slipstream
 from smartredis.configoptions import ConfigOptions
 from smartredis.dataset import Dataset, check_tensor, typecheck
 from smartredis.error import RedisConnectionError, RedisRuntimeError, exception_handler
+from smartredis.logger import LLDebug
 from smartredis.srobject import SRObject
 
 __all__ = ["Client"]
@@ -161,7 +162,7 @@ class Client(SRObject):
         except slipstream.SlipstreamError as error:
             raise RedisConnectionError(str(error)) from None
         self._nodes = {}
-        self.log_data(3, f"New client created, connected to {self._client.address}")
+        self.log_data(LLDebug, f"New client created, connected to {self._client.address}")
 
     def _node(self, address):
         """A connection to the one server at `address` ("host:port"), for administration."""
