@@ -8,8 +8,11 @@ include(CMakePackageConfigHelpers)
 
 set(SLIPSTREAM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/slipstream)
 
-# The C++ client and the C API: no dependency beyond the C++ runtime.
-install(TARGETS slipstream slipstream_c EXPORT slipstream-targets
+# The C++ client and the C API: no dependency beyond the C++ runtime. Each also as a static
+# library (libslipstream.a, libslipstream_c.a; imported targets slipstream::slipstream_static,
+# slipstream::slipstream_c_static), which needs Threads (found by the package's config file).
+install(TARGETS slipstream slipstream_c slipstream_static slipstream_c_static
+  EXPORT slipstream-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -25,8 +28,9 @@ install(CODE "file(CREATE_LINK libslipstream_smartredis.so
 
 # The Fortran module: the library and its .mod files.
 if(TARGET slipstream_fortran)
-  install(TARGETS slipstream_fortran EXPORT slipstream-fortran-targets
-    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS slipstream_fortran slipstream_fortran_static EXPORT slipstream-fortran-targets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${SLIPSTREAM_FORTRAN_MODULE_DIR}/ DESTINATION ${SLIPSTREAM_FORTRAN_MODULE_INSTALL_DIR}
     FILES_MATCHING PATTERN "*.mod")
   install(EXPORT slipstream-fortran-targets NAMESPACE slipstream:: DESTINATION ${SLIPSTREAM_CMAKE_DIR})

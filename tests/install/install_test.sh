@@ -4,6 +4,9 @@
 #     find_package(slipstream CONFIG COMPONENTS client c fortran), and again with the pkg-config
 #     lines of docs/clients.md ("Installed");
 #   - each run against the installed `slipstream server`, with no LD_LIBRARY_PATH (RUNPATH);
+#   - examples 01-03 linked with the static libraries (slipstream::*_static), and example 02
+#     linked fully static with `pkg-config --static`, run the same way, with no libslipstream*.so
+#     among their needed libraries;
 #   - the installed Python package imported from the prefix by Debian's interpreter;
 #   - the installed slipstream-train finding its libraries.
 # Usage: install_test.sh BUILD_DIR MODEL_FILE   (MODEL_FILE: the examples' scale.pt)
@@ -39,6 +42,18 @@ cc -std=c99 "$examples/02_c_api.c" $(pkg-config --cflags --libs slipstream-c) -o
 # shellcheck disable=SC2046
 gfortran "$examples/03_fortran.f90" $(pkg-config --cflags --libs slipstream-fortran) \
   -o "$work/fortran_pc" -J "$work"
+# shellcheck disable=SC2046
+cc -std=c99 -static "$examples/02_c_api.c" $(pkg-config --static --cflags --libs slipstream-c) \
+  -o "$work/c_api_pc_static" 2> "$work/static-link.log" || { cat "$work/static-link.log"; exit 1; }
+for program in "$work/consumer/put_get_cpp_static" "$work/consumer/c_api_static" \
+               "$work/consumer/fortran_api_static" "$work/c_api_pc_static"; do
+  if readelf -d "$program" | grep NEEDED | grep libslipstream; then
+    echo "$(basename "$program") is not linked statically with libslipstream"; exit 1
+  fi
+done
+if readelf -d "$work/c_api_pc_static" | grep -q NEEDED; then
+  echo "c_api_pc_static needs shared libraries"; exit 1
+fi
 
 echo "== run against the installed server"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -49,11 +64,12 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 address=127.0.0.1:$port
-for program in "$work/consumer/put_get_cpp" "$work/put_get_pc"; do
+for program in "$work/consumer/put_get_cpp" "$work/put_get_pc" "$work/consumer/put_get_cpp_static"; do
   "$program" "$address" > "$work/out.log" || { cat "$work/out.log"; exit 1; }
   echo "ok: $(basename "$program")"
 done
-for program in "$work/consumer/c_api" "$work/c_api_pc" "$work/consumer/fortran_api" "$work/fortran_pc"; do
+for program in "$work/consumer/c_api" "$work/c_api_pc" "$work/consumer/fortran_api" "$work/fortran_pc" \
+               "$work/consumer/c_api_static" "$work/consumer/fortran_api_static" "$work/c_api_pc_static"; do
   "$program" "$model" "$address" > "$work/out.log" || { cat "$work/out.log"; exit 1; }
   echo "ok: $(basename "$program")"
 done
