@@ -64,8 +64,13 @@ SRError error_of(slipstream_status_t status) noexcept {
     case SLIPSTREAM_INVALID_ARGUMENT:
     case SLIPSTREAM_BUFFER_TOO_SMALL:
       return SRParameterError;
+    // An error reply is SmartRedis's runtime error (it throws SRRuntimeException for replies
+    // with an error), as in the C++ and Python layers; the database error is for a server that
+    // cannot be reached or spoken to.
     case SLIPSTREAM_BACKEND_ERROR:
     case SLIPSTREAM_STEP_ABORTED:
+    case SLIPSTREAM_SERVER_ERROR:
+    case SLIPSTREAM_OUT_OF_MEMORY:
       return SRRuntimeError;
     case SLIPSTREAM_CLIENT_OUT_OF_MEMORY:
       return SRBadAllocError;
@@ -73,8 +78,6 @@ SRError error_of(slipstream_status_t status) noexcept {
       return SRInternalError;
     case SLIPSTREAM_CONNECTION_ERROR:
     case SLIPSTREAM_PROTOCOL_ERROR:
-    case SLIPSTREAM_SERVER_ERROR:
-    case SLIPSTREAM_OUT_OF_MEMORY:
     case SLIPSTREAM_AUTH_ERROR:
       return SRDatabaseError;
   }
