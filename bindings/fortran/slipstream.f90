@@ -671,7 +671,9 @@ contains
   !> Fortran shapes (tensor_ref(name, array) again). As the C++ run_model_on, inputs and outputs
   !> are this client's scratch tensors, stored under the write prefix (SSKEYOUT) and left on the
   !> server. timeout_ms as for run_model. Errors: those of put_tensor, run_model and
-  !> unpack_tensor; on failure the output arrays may hold part of the results.
+  !> unpack_tensor, and SLIPSTREAM_INVALID_ARGUMENT for a tensor name longer than
+  !> TENSOR_REF_MAX_NAME (1024) characters; on failure the output arrays may hold part of the
+  !> results.
   integer function client_run_model_on(self, name, inputs, outputs, timeout_ms) result(code)
     class(client_type), intent(in) :: self
     character(len=*), intent(in) :: name

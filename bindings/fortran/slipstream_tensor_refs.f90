@@ -8,14 +8,22 @@ module slipstream_tensor_refs
   use slipstream_interop, only: c_string_list, make_string_list
   implicit none
   private
-  public :: tensor_ref_type, tensor_ref, run_model_on_refs
+  public :: tensor_ref_type, tensor_ref, run_model_on_refs, TENSOR_REF_MAX_NAME
+
+  !> The longest key name a tensor_ref can hold; a longer one makes run_model_on refuse the
+  !> call with SLIPSTREAM_INVALID_ARGUMENT.
+  integer, parameter :: TENSOR_REF_MAX_NAME = 1024
 
   !> A named array borrowed for one call (fields internal). tensor_ref(name, array) takes a
   !> contiguous array with the TARGET (or POINTER) attribute, which the compiler checks: a
   !> non-contiguous section or an array without TARGET matches no specific procedure. Kinds:
   !> real32, real64, int8, int16, int32, int64, ranks 1-4.
+  !> The name is held in a fixed buffer, not an allocatable component: gfortran leaks the
+  !> allocatable components of function results inside array constructors
+  !> ([tensor_ref('x', x)]), which is how the refs are passed.
   type :: tensor_ref_type
-    character(len=:), allocatable :: name
+    character(len=TENSOR_REF_MAX_NAME) :: name = ''
+    integer :: name_length = -1  ! -1: the name was longer than TENSOR_REF_MAX_NAME
     type(c_ptr) :: data = c_null_ptr
     integer(c_int64_t) :: dims(4) = 0
     integer(c_size_t) :: rank = 0
@@ -78,6 +86,10 @@ contains
     type(c_ptr) :: results(max(size(outputs), 1))
     type(c_string_list), target :: input_names, output_names
     integer :: i, status
+    if (any(inputs%name_length < 0) .or. any(outputs%name_length < 0)) then
+      code = SLIPSTREAM_INVALID_ARGUMENT
+      return
+    end if
     call make_string_list(names_of(inputs), input_names)
     call make_string_list(names_of(outputs), output_names)
     do i = 1, size(inputs)
@@ -107,11 +119,11 @@ contains
     integer :: i, longest
     longest = 0
     do i = 1, size(refs)
-      longest = max(longest, len(refs(i)%name))
+      longest = max(longest, refs(i)%name_length)
     end do
     allocate(character(len=longest) :: names(size(refs)))
     do i = 1, size(refs)
-      names(i) = refs(i)%name
+      names(i) = refs(i)%name(1:refs(i)%name_length)
     end do
   end function names_of
 
