@@ -168,6 +168,7 @@ program slipstream_ocean
   ! Main-program allocatables are not freed at exit; LeakSanitizer builds would count them.
   deallocate(features, log_eke, csv_path, features_path, closure_name, model_name, model_file)
   if (allocated(eke)) deallocate(eke, coarse_features)
+  if (allocated(message)) deallocate(message)
 
 contains
 

@@ -124,5 +124,7 @@ contains
     class(server_closure), intent(inout) :: self
     integer :: code
     code = self%client%destroy()
+    if (allocated(self%model)) deallocate(self%model)
+    if (allocated(self%prefix)) deallocate(self%prefix)
   end subroutine server_disconnect
 end module ocean_server
