@@ -5,8 +5,19 @@
 #ifndef SMARTREDIS_SR_ENUMS_H
 #define SMARTREDIS_SR_ENUMS_H
 
+/* In C++ the enumerations have int as their fixed underlying type, the size a C compiler gives
+ * them: a value out of their range that a C caller passes (which the library checks and refuses)
+ * is then a valid value of the type rather than undefined behaviour. */
+#ifndef SR_ENUM_BASE
+#ifdef __cplusplus
+#define SR_ENUM_BASE : int
+#else
+#define SR_ENUM_BASE
+#endif
+#endif
+
 /* How a tensor's elements lie in the caller's memory. */
-typedef enum {
+typedef enum SR_ENUM_BASE {
   SRMemLayoutInvalid = 0,
   /* Row-major, as nested arrays of pointers (e.g. double** for 2-D); only the innermost level
    * is contiguous. */
@@ -20,7 +31,7 @@ typedef enum {
 } SRMemoryLayout;
 
 /* Type of a dataset metadata field. */
-typedef enum {
+typedef enum SR_ENUM_BASE {
   SRMetadataTypeInvalid = 0,
   SRMetadataTypeDouble = 1,
   SRMetadataTypeFloat = 2,
@@ -32,7 +43,7 @@ typedef enum {
 } SRMetaDataType;
 
 /* Element type of a tensor. */
-typedef enum {
+typedef enum SR_ENUM_BASE {
   SRTensorTypeInvalid = 0,
   SRTensorTypeDouble = 1,
   SRTensorTypeFloat = 2,
@@ -46,7 +57,7 @@ typedef enum {
 
 /* Logging levels (SR_LOG_LEVEL: QUIET, INFO, DEBUG, DEVELOPER). A message is written when its
  * level is at most the configured one. */
-typedef enum {
+typedef enum SR_ENUM_BASE {
   LLInvalid = 0,
   LLQuiet = 1,
   LLInfo = 2,
