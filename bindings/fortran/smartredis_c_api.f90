@@ -1,5 +1,6 @@
-! Interfaces to the SmartRedis-compatible C API (include/smartredis/c_client.h, c_dataset.h) for
-! the Fortran modules smartredis_client and smartredis_dataset. Internal: programs use those.
+! Interfaces to the SmartRedis-compatible C API (include/smartredis/c_client.h, c_dataset.h,
+! c_configoptions.h, c_logger.h) for the Fortran modules smartredis_client, smartredis_dataset,
+! smartredis_configoptions and smartredis_logger. Internal: programs use those.
 ! Strings are passed as character arrays plus a length (trailing blanks removed by the caller).
 module smartredis_c_api
   use, intrinsic :: iso_c_binding
@@ -172,6 +173,14 @@ module smartredis_c_api
       integer(c_size_t), value :: logger_name_length
       type(c_ptr), intent(out) :: new_client
     end function
+    integer(c_int) function create_client_c(config_options, logger_name, logger_name_length, &
+                                            new_client) bind(C, name="CreateClient")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: config_options
+      character(kind=c_char), intent(in) :: logger_name(*)
+      integer(c_size_t), value :: logger_name_length
+      type(c_ptr), intent(out) :: new_client
+    end function
     integer(c_int) function delete_c_client_c(client) bind(C, name="DeleteCClient")
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: client
@@ -238,6 +247,25 @@ module smartredis_c_api
       integer(c_int), value :: first_gpu, num_gpus, batch_size, min_batch_size, min_batch_timeout
       type(c_ptr), intent(in) :: inputs(*), outputs(*)
       integer(c_size_t), intent(in) :: input_lengths(*), output_lengths(*)
+    end function
+    ! The bytes (get_model) or source (get_script) stay the client's until DeleteCClient.
+    integer(c_int) function get_model_c(client, name, name_length, model_length, model) &
+        bind(C, name="get_model")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      integer(c_size_t), intent(out) :: model_length
+      type(c_ptr), intent(out) :: model
+    end function
+    integer(c_int) function get_script_c(client, name, name_length, script, script_length) &
+        bind(C, name="get_script")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      type(c_ptr), intent(out) :: script
+      integer(c_size_t), intent(out) :: script_length
     end function
     integer(c_int) function run_model_c(client, name, name_length, inputs, input_lengths, &
         n_inputs, outputs, output_lengths, n_outputs) bind(C, name="run_model")
@@ -371,9 +399,87 @@ module smartredis_c_api
       type(c_ptr), intent(out) :: data, lengths
       integer(c_size_t), intent(out) :: count
     end function
+
+    ! ---- ConfigOptions (c_configoptions.h; the objects live until the process ends) ----------
+    integer(c_int) function create_configoptions_from_environment_c(db_suffix, &
+        db_suffix_length, new_configoptions) bind(C, name="create_configoptions_from_environment")
+      import :: c_int, c_char, c_size_t, c_ptr
+      character(kind=c_char), intent(in) :: db_suffix(*)
+      integer(c_size_t), value :: db_suffix_length
+      type(c_ptr), intent(out) :: new_configoptions
+    end function
+    integer(c_int) function get_integer_option_c(options, option_name, option_name_length, &
+                                                 result) bind(C, name="get_integer_option")
+      import :: c_int, c_char, c_size_t, c_ptr, c_int64_t
+      type(c_ptr), value :: options
+      character(kind=c_char), intent(in) :: option_name(*)
+      integer(c_size_t), value :: option_name_length
+      integer(c_int64_t), intent(out) :: result
+    end function
+    integer(c_int) function get_string_option_c(options, option_name, option_name_length, &
+                                                result, result_length) &
+        bind(C, name="get_string_option")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: options
+      character(kind=c_char), intent(in) :: option_name(*)
+      integer(c_size_t), value :: option_name_length
+      type(c_ptr), intent(out) :: result
+      integer(c_size_t), intent(out) :: result_length
+    end function
+    integer(c_int) function is_configured_c(options, option_name, option_name_length, &
+                                            result) bind(C, name="is_configured")
+      import :: c_int, c_char, c_size_t, c_ptr, c_bool
+      type(c_ptr), value :: options
+      character(kind=c_char), intent(in) :: option_name(*)
+      integer(c_size_t), value :: option_name_length
+      logical(c_bool), intent(out) :: result
+    end function
+    integer(c_int) function override_integer_option_c(options, option_name, &
+        option_name_length, value) bind(C, name="override_integer_option")
+      import :: c_int, c_char, c_size_t, c_ptr, c_int64_t
+      type(c_ptr), value :: options
+      character(kind=c_char), intent(in) :: option_name(*)
+      integer(c_size_t), value :: option_name_length
+      integer(c_int64_t), value :: value
+    end function
+    integer(c_int) function override_string_option_c(options, option_name, &
+        option_name_length, value, value_length) bind(C, name="override_string_option")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: options
+      character(kind=c_char), intent(in) :: option_name(*), value(*)
+      integer(c_size_t), value :: option_name_length, value_length
+    end function
   end interface
 
+  ! ---- Logging (c_logger.h): a client or dataset handle as context, or the context as text ----
+  abstract interface
+    subroutine log_handle_call(context, level, data, data_length) bind(C)
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: context
+      integer(c_int), value :: level
+      character(kind=c_char), intent(in) :: data(*)
+      integer(c_size_t), value :: data_length
+    end subroutine
+    subroutine log_text_call(context, context_length, level, data, data_length) bind(C)
+      import :: c_int, c_char, c_size_t
+      character(kind=c_char), intent(in) :: context(*), data(*)
+      integer(c_size_t), value :: context_length, data_length
+      integer(c_int), value :: level
+    end subroutine
+  end interface
+  procedure(log_handle_call), bind(C, name="log_data_noexcept") :: log_data_c
+  procedure(log_handle_call), bind(C, name="log_warning_noexcept") :: log_warning_c
+  procedure(log_handle_call), bind(C, name="log_error_noexcept") :: log_error_c
+  procedure(log_text_call), bind(C, name="log_data_noexcept_string") :: log_data_string_c
+  procedure(log_text_call), bind(C, name="log_warning_noexcept_string") :: log_warning_string_c
+  procedure(log_text_call), bind(C, name="log_error_noexcept_string") :: log_error_string_c
+
   public :: sr_get_last_error_c, sr_set_fortran_error_c
+  public :: create_client_c, get_model_c, get_script_c
+  public :: create_configoptions_from_environment_c, get_integer_option_c, get_string_option_c, &
+            is_configured_c, override_integer_option_c, override_string_option_c
+  public :: log_handle_call, log_text_call, log_data_c, log_warning_c, log_error_c, &
+            log_data_string_c, log_warning_string_c, log_error_string_c
   public :: simple_create_client_c, smartredis_c_client_c, delete_c_client_c, client_to_string_c
   public :: put_tensor_c, unpack_tensor_c
   public :: delete_tensor_c, delete_dataset_c, delete_model_c, delete_script_c, delete_list_c
@@ -394,7 +500,7 @@ module smartredis_c_api
   public :: c_dataset_c, deallocate_dataset_c, add_tensor_c, unpack_dataset_tensor_c, &
             add_meta_scalar_c, add_meta_string_c, get_meta_scalars_c, get_meta_strings_c
   public :: tensor_call, exists_call, poll_call, poll_length_call, flag_call
-  public :: tensor_with, exists_with, poll_with, poll_length_with, c_string_copy
+  public :: tensor_with, exists_with, poll_with, poll_length_with, c_string_copy, c_chars_copy
 
 contains
 
@@ -459,22 +565,29 @@ contains
   function c_string_copy(pointer) result(text)
     type(c_ptr), intent(in) :: pointer
     character(len=:), allocatable :: text
-    character(kind=c_char), pointer :: chars(:)
-    integer :: n, i
     interface
       integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
         import :: c_ptr, c_size_t
         type(c_ptr), value :: s
       end function c_strlen
     end interface
-    n = int(c_strlen(pointer))
-    allocate(character(len=n) :: text)
-    if (n == 0) return
-    call c_f_pointer(pointer, chars, [n])
-    do i = 1, n
+    text = c_chars_copy(pointer, c_strlen(pointer))
+  end function c_string_copy
+
+  !> A Fortran copy of the `length` characters at `pointer` (borrowed, not freed; no NUL needed).
+  function c_chars_copy(pointer, length) result(text)
+    type(c_ptr), intent(in) :: pointer
+    integer(c_size_t), intent(in) :: length
+    character(len=:), allocatable :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer(c_size_t) :: i
+    allocate(character(len=length) :: text)
+    if (length == 0) return
+    call c_f_pointer(pointer, chars, [length])
+    do i = 1, length
       text(i:i) = chars(i)
     end do
-  end function c_string_copy
+  end function c_chars_copy
 
   !> The dims of a tensor as the C API takes them; SRParameterError (5) with a message when they
   !> do not describe the `n_elements` elements of the caller's array (so that nothing is read or

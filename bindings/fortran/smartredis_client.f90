@@ -2,8 +2,12 @@
 ! names, argument orders and optional arguments, over the SmartRedis-compatible C API (and so
 ! over Slipstream's C API). Every method returns an SRError code (enum_fortran.inc: SRNoError on
 ! success); get_last_error() (module smartredis_errors) gives the message.
-! - initialize(): the server from SSDB, the mode from SR_DB_TYPE (or the server's replies),
-!   prefixes from SSKEYOUT / SSKEYIN; initialize(cluster[, logger_name]) is the 0.4 form.
+! - initialize([logger_name]): the server from SSDB, the mode from SR_DB_TYPE (or the server's
+!   replies), prefixes from SSKEYOUT / SSKEYIN; initialize(cfgopts[, logger_name]) takes them
+!   from a configoptions_type (module smartredis_configoptions); initialize(cluster[,
+!   logger_name]) is the 0.4 form.
+! - get_model / get_script copy into the caller's character variable, blank-padded; one too
+!   short for the stored model or script is SRParameterError (nothing copied).
 ! - put_tensor(name, x, shape(x)) / unpack_tensor(name, x, shape(x)): x of any rank, of
 !   int8/16/32/64 or real32/64; it keeps its Fortran shape: C, C++ and Python read shape(x)
 !   with [i][j] == x(i+1, j+1). unpack_tensor needs the stored type and shape.
@@ -13,6 +17,7 @@ module smartredis_client
   use smartredis_c_api
   use smartredis_errors, only: set_fortran_error
   use smartredis_dataset, only: dataset_type
+  use smartredis_configoptions, only: configoptions_type
   use slipstream_interop, only: c_string_list, make_string_list
   implicit none
   private
@@ -27,8 +32,10 @@ module smartredis_client
     type(c_ptr) :: client_ptr = c_null_ptr
     logical :: is_initialized = .false.
   contains
-    generic :: initialize => initialize_client_simple, initialize_client_deprecated
-    procedure, private :: initialize_client_simple, initialize_client_deprecated
+    generic :: initialize => initialize_client_simple, initialize_client_cfgopts, &
+                             initialize_client_deprecated
+    procedure, private :: initialize_client_simple, initialize_client_cfgopts, &
+                          initialize_client_deprecated
     procedure :: isinitialized
     procedure :: destructor
     procedure :: get_c_pointer
@@ -59,6 +66,7 @@ module smartredis_client
     procedure :: set_model_from_file
     procedure :: set_model_from_file_multigpu
     procedure :: set_model
+    procedure :: get_model
     procedure :: set_model_multigpu
     procedure :: run_model
     procedure :: run_model_multigpu
@@ -67,6 +75,7 @@ module smartredis_client
     procedure :: set_script_from_file
     procedure :: set_script_from_file_multigpu
     procedure :: set_script
+    procedure :: get_script
     procedure :: set_script_multigpu
     procedure :: run_script
     procedure :: run_script_multigpu
@@ -114,6 +123,21 @@ contains
     end if
     self%is_initialized = code == SRNoError
   end function initialize_client_simple
+
+  !> Connects with the settings of `cfgopts` (its database's environment and overrides).
+  function initialize_client_cfgopts(self, cfgopts, logger_name) result(code)
+    class(client_type), intent(inout) :: self
+    type(configoptions_type), intent(in) :: cfgopts
+    character(len=*), optional, intent(in) :: logger_name
+    integer(kind=enum_kind) :: code
+    if (present(logger_name)) then
+      code = create_client_c(cfgopts%get_c_pointer(), logger_name, &
+                             len_trim(logger_name, kind=c_size_t), self%client_ptr)
+    else
+      code = create_client_c(cfgopts%get_c_pointer(), 'default', 7_c_size_t, self%client_ptr)
+    end if
+    self%is_initialized = code == SRNoError
+  end function initialize_client_cfgopts
 
   !> SmartRedis 0.4's form: `cluster` says whether the server is a cluster (Slipstream also
   !> recognises a cluster from its replies).
@@ -413,6 +437,18 @@ contains
         input_list%count, output_list%pointers, output_list%lengths, output_list%count)
   end function set_model
 
+  !> The bytes of model `name` (SRKeyError if it does not exist).
+  function get_model(self, name, model) result(code)
+    class(client_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    character(len=*), intent(out) :: model
+    integer(kind=enum_kind) :: code
+    type(c_ptr) :: bytes
+    integer(kind=c_size_t) :: length
+    code = get_model_c(self%client_ptr, name, len_trim(name, kind=c_size_t), length, bytes)
+    if (code == SRNoError) code = copy_out('get_model', bytes, length, model)
+  end function get_model
+
   function set_model_multigpu(self, name, model, backend, first_gpu, num_gpus, batch_size, &
       min_batch_size, min_batch_timeout, tag, inputs, outputs) result(code)
     class(client_type), intent(in) :: self
@@ -510,6 +546,38 @@ contains
     code = set_script_c(self%client_ptr, name, len_trim(name, kind=c_size_t), device, &
                         len_trim(device, kind=c_size_t), script, len(script, kind=c_size_t))
   end function set_script
+
+  !> The source of script `name` (SRKeyError if it does not exist).
+  function get_script(self, name, script) result(code)
+    class(client_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    character(len=*), intent(out) :: script
+    integer(kind=enum_kind) :: code
+    type(c_ptr) :: source
+    integer(kind=c_size_t) :: length
+    code = get_script_c(self%client_ptr, name, len_trim(name, kind=c_size_t), source, length)
+    if (code == SRNoError) code = copy_out('get_script', source, length, script)
+  end function get_script
+
+  !> Copies the `length` characters at `text` into `buffer`, blank-padded; SRParameterError
+  !> naming `caller` and both lengths if `buffer` is shorter.
+  function copy_out(caller, text, length, buffer) result(code)
+    character(len=*), intent(in) :: caller
+    type(c_ptr), intent(in) :: text
+    integer(kind=c_size_t), intent(in) :: length
+    character(len=*), intent(out) :: buffer
+    integer(kind=enum_kind) :: code
+    character(len=160) :: message
+    if (length > len(buffer, kind=c_size_t)) then
+      write(message, '(a,a,i0,a,i0,a)') caller, ': the stored value has ', length, &
+          ' characters but the variable holds ', len(buffer), '; pass a longer one'
+      call set_fortran_error(trim(message))
+      code = SRParameterError
+      return
+    end if
+    buffer = c_chars_copy(text, length)
+    code = SRNoError
+  end function copy_out
 
   function set_script_multigpu(self, name, script, first_gpu, num_gpus) result(code)
     class(client_type), intent(in) :: self

@@ -1,13 +1,16 @@
 ! A Fortran program written against SmartRedis 0.6's documented Fortran API (smartredis_client,
-! smartredis_dataset, enum_fortran.inc), built against the installed-style module files and
+! smartredis_dataset, smartredis_configoptions, smartredis_logger, enum_fortran.inc), built against the installed-style module files and
 ! libslipstream_smartredis_fortran, run against a real Slipstream server (run_c_fortran.sh:
 ! SSDB=host:port, SSKEYOUT=member_a, SSKEYIN=member_a,member_b). Every value read back is
-! checked, and the return codes of bad calls. Usage: smartredis_fortran_program MODELS_DIR
+! checked, and the return codes of bad calls; the lines it logs are read back from SR_LOG_FILE.
+! Usage: smartredis_fortran_program MODELS_DIR
 program smartredis_fortran_program
   use iso_c_binding
   use smartredis_client, only: client_type
   use smartredis_dataset, only: dataset_type
   use smartredis_errors, only: get_last_error
+  use smartredis_configoptions, only: configoptions_type
+  use smartredis_logger, only: log_data, log_warning, log_error
   implicit none
 
 #include "enum_fortran.inc"
@@ -29,6 +32,8 @@ program smartredis_fortran_program
   call test_datasets()
   call test_models()
   call test_prefixes()
+  call test_configoptions()
+  call test_logging()
 
   call expect(simple%destructor(), SRNoError, 'destructor')
   call expect(client%destructor(), SRNoError, 'destructor')
@@ -216,8 +221,12 @@ contains
   subroutine test_models()
     real(kind=c_float) :: x(3, 2), y(3, 2)
     logical :: exists
-    character(len=:), allocatable :: script_file
-    integer :: unit
+    character(len=:), allocatable :: script_file, model_bytes, model_back
+    character(len=10) :: short
+    character(len=200) :: script_back
+    character(len=*), parameter :: script_source = 'def plus_one(x):' // new_line('a') // &
+                                                   '    return x + 1' // new_line('a')
+    integer :: unit, model_size
 
     call random_number(x)
     call expect(client%set_model_from_file('scale', trim(models_dir) // '/scale.pt', 'TORCH', &
@@ -250,6 +259,35 @@ contains
     call expect(client%delete_script('script'), SRNoError, 'delete_script')
     call expect(client%delete_model('scale'), SRNoError, 'delete_model')
 
+    ! get_model gives back the bytes set_model stored (read from the file as a byte stream).
+    open(newunit=unit, file=trim(models_dir) // '/scale.pt', access='stream', form='unformatted', &
+         status='old', action='read')
+    inquire(unit=unit, size=model_size)
+    allocate(character(len=model_size) :: model_bytes, model_back)
+    read(unit) model_bytes
+    close(unit)
+    call expect(client%set_model('scale_bytes', model_bytes, 'TORCH', 'CPU'), SRNoError, &
+                'set_model from bytes')
+    call expect(client%get_model('scale_bytes', model_back), SRNoError, 'get_model')
+    call check(model_back == model_bytes, 'get_model returns the stored bytes')
+    call expect(client%get_model('scale_bytes', short), SRParameterError, &
+                'get_model into a short variable')
+    call check(index(get_last_error(), 'holds 10') > 0, 'the message gives the lengths')
+    call expect(client%get_model('no_model', model_back), SRKeyError, 'get_model of a missing model')
+    call expect(client%delete_model('scale_bytes'), SRNoError, 'delete_model scale_bytes')
+
+    ! get_script gives back the source set_script stored, blank-padded.
+    call expect(client%set_script('plus', 'CPU', script_source), SRNoError, 'set_script')
+    call expect(client%get_script('plus', script_back), SRNoError, 'get_script')
+    call check(script_back == script_source, 'get_script returns the stored source')
+    call expect(client%run_script('plus', 'plus_one', ['x'], ['y3']), SRNoError, 'run set_script')
+    call expect(client%unpack_tensor('y3', y, shape(y)), SRNoError, 'unpack y3')
+    call check(all(y == x + 1), 'y3 = x + 1')
+    call expect(client%get_script('plus', short), SRParameterError, &
+                'get_script into a short variable')
+    call expect(client%delete_script('plus'), SRNoError, 'delete_script plus')
+    call expect(client%get_script('plus', script_back), SRKeyError, 'get_script of a deleted script')
+
     call expect(client%set_model_from_file_multigpu('gpu', trim(models_dir) // '/scale.pt', &
                                                     'TORCH', 0, 0), SRParameterError, &
                 'multigpu with no GPU')
@@ -277,5 +315,115 @@ contains
     call expect(simple%use_dataset_ensemble_prefix(.true.), SRNoError, &
                 'use_dataset_ensemble_prefix')
   end subroutine test_prefixes
+
+  !> ConfigOptions of database "FORTRAN": SSDB_FORTRAN and SR_CMD_TIMEOUT_FORTRAN set here,
+  !> read back, overridden, and a client made from them.
+  subroutine test_configoptions()
+    type(configoptions_type) :: options, never_created
+    type(client_type) :: configured
+    character(len=:), allocatable :: text
+    character(len=512) :: ssdb
+    integer(kind=c_int64_t) :: number
+    integer(kind=c_int32_t) :: v(3)
+    logical :: flag
+    interface
+      integer(c_int) function setenv(name, value, overwrite) bind(C, name="setenv")
+        import :: c_int, c_char
+        character(kind=c_char), intent(in) :: name(*), value(*)
+        integer(c_int), value :: overwrite
+      end function setenv
+    end interface
+
+    call get_environment_variable('SSDB', ssdb)
+    call check(setenv('SSDB_FORTRAN' // c_null_char, trim(ssdb) // c_null_char, 1) == 0, 'setenv')
+    call check(setenv('SR_CMD_TIMEOUT_FORTRAN' // c_null_char, '4321' // c_null_char, 1) == 0, &
+               'setenv')
+    call expect(options%create_configoptions_from_environment('FORTRAN'), SRNoError, &
+                'create_configoptions_from_environment')
+    flag = .false.
+    call expect(options%is_configured('SSDB', flag), SRNoError, 'is_configured SSDB')
+    call check(flag, 'SSDB_FORTRAN is configured')
+    call expect(options%is_configured('SR_DB_TYPE', flag), SRNoError, 'is_configured SR_DB_TYPE')
+    call check(.not. flag, 'SR_DB_TYPE_FORTRAN is not configured')
+    call expect(options%get_string_option('SSDB', text), SRNoError, 'get_string_option SSDB')
+    call check(text == trim(ssdb), 'SSDB_FORTRAN read from the environment')
+    number = 0
+    call expect(options%get_integer_option('SR_CMD_TIMEOUT', number), SRNoError, &
+                'get_integer_option SR_CMD_TIMEOUT')
+    call check(number == 4321, 'SR_CMD_TIMEOUT_FORTRAN read from the environment')
+    call expect(options%get_integer_option('SR_CONN_TIMEOUT', number), SRKeyError, &
+                'get_integer_option of an unset option')
+    call check(number == 4321, 'a failed get_integer_option leaves the result')
+    call expect(options%get_integer_option('SSDB', number), SRParameterError, &
+                'get_integer_option of a string')
+    call expect(options%get_string_option('SSKEYOUT', text), SRKeyError, &
+                'get_string_option of an unset option')
+    call expect(options%override_integer_option('SR_CMD_TIMEOUT', 7000_c_int64_t), SRNoError, &
+                'override_integer_option')
+    call expect(options%get_integer_option('SR_CMD_TIMEOUT', number), SRNoError, &
+                'get_integer_option after override')
+    call check(number == 7000, 'the override wins')
+    call expect(options%override_string_option('SSKEYOUT', 'configured_member'), SRNoError, &
+                'override_string_option')
+    call expect(options%is_configured('SSKEYOUT', flag), SRNoError, 'is_configured SSKEYOUT')
+    call check(flag, 'an override is configured')
+
+    ! A client from the options writes with the overridden prefix.
+    call expect(configured%initialize(options, 'fortran_configured'), SRNoError, &
+                'initialize(cfgopts)')
+    call check(index(configured%to_string(), 'fortran_configured') > 0, &
+               'to_string names the configured client')
+    v = [7, 8, 9]
+    call expect(configured%put_tensor('from_options', v, shape(v)), SRNoError, 'put from_options')
+    call expect(client%key_exists('configured_member.from_options', flag), SRNoError, &
+                'key_exists configured_member.from_options')
+    call check(flag, 'the client takes SSKEYOUT from the override')
+    call expect(configured%destructor(), SRNoError, 'destructor of the configured client')
+    call expect(configured%initialize(never_created, 'fortran_none'), SRParameterError, &
+                'initialize with options never created')
+  end subroutine test_configoptions
+
+  !> smartredis_logger with a client, a dataset and a string as context, read back from
+  !> SR_LOG_FILE (SR_LOG_LEVEL=DEBUG: the LLDeveloper line must not be there).
+  subroutine test_logging()
+    type(dataset_type) :: dataset
+    character(len=4096) :: log_file
+    character(len=1024) :: line
+    integer :: unit, status
+    logical :: found(5)
+
+    call expect(dataset%initialize('fortran_log_ds'), SRNoError, 'dataset%initialize')
+    call log_data(client, LLInfo, 'fortran log_data from a client')
+    call log_warning(client, LLDebug, 'fortran log_warning from a client')
+    call log_error(dataset, LLQuiet, 'fortran log_error from a dataset')
+    call log_data('fortran_context', LLInfo, 'fortran log_data from a string')
+    call log_error('fortran_context', LLDeveloper, 'fortran line above the level')
+    call expect(dataset%destroy(), SRNoError, 'dataset%destroy')
+
+    call get_environment_variable('SR_LOG_FILE', log_file, status=status)
+    call check(status == 0, 'SR_LOG_FILE is set')
+    if (status /= 0) return
+    found = .false.
+    open(newunit=unit, file=trim(log_file), status='old', action='read')
+    do
+      read(unit, '(a)', iostat=status) line
+      if (status /= 0) exit
+      if (index(line, 'fortran_program@') == 1 .and. &
+          index(line, ':fortran log_data from a client') > 0) found(1) = .true.
+      if (index(line, 'fortran_program@') == 1 .and. &
+          index(line, ':WARNING: fortran log_warning from a client') > 0) found(2) = .true.
+      if (index(line, 'fortran_log_ds@') == 1 .and. &
+          index(line, ':ERROR: fortran log_error from a dataset') > 0) found(3) = .true.
+      if (index(line, 'fortran_context@') == 1 .and. &
+          index(line, ':fortran log_data from a string') > 0) found(4) = .true.
+      if (index(line, 'fortran line above the level') > 0) found(5) = .true.
+    end do
+    close(unit)
+    call check(found(1), 'log_data(client) line in SR_LOG_FILE')
+    call check(found(2), 'log_warning(client) line in SR_LOG_FILE')
+    call check(found(3), 'log_error(dataset) line in SR_LOG_FILE')
+    call check(found(4), 'log_data(string) line in SR_LOG_FILE')
+    call check(.not. found(5), 'no line above SR_LOG_LEVEL')
+  end subroutine test_logging
 
 end program smartredis_fortran_program
