@@ -141,6 +141,10 @@ typedef struct slipstream_dataset slipstream_dataset_t;
 typedef struct slipstream_tensor slipstream_tensor_t;
 /** The reply of a generic command (slipstream::Reply). */
 typedef struct slipstream_reply slipstream_reply_t;
+/** A writable region to fill and store as a tensor without a copy (slipstream::TensorLoan). */
+typedef struct slipstream_loan slipstream_loan_t;
+/** A read-only view of a stored tensor's bytes (slipstream::TensorView). */
+typedef struct slipstream_view slipstream_view_t;
 
 /* ---- Errors and helpers ---------------------------------------------------------------------- */
 
@@ -299,6 +303,92 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_tensor_copy_to_shape(
     const slipstream_tensor_t* tensor, void* buffer, size_t buffer_bytes,
     const int64_t* expected_shape, size_t expected_rank, slipstream_dtype_t dtype,
     slipstream_memory_order_t order);
+
+/* ---- Shared memory: loans, views, statistics ------------------------------------------------- */
+/* A client connected through the server's Unix socket (`unix:///path`, the server with shared
+ * memory on) moves tensor bytes through shared memory; these calls expose it (docs/clients.md,
+ * "Shared memory"). Without the fast path (TCP, the server's pool full, SLIPSTREAM_SHM=off) a
+ * loan is private memory sent on the socket at the put and a view holds a private copy received
+ * on the socket, so code using them works everywhere; slipstream_client_stats says which path was
+ * taken. Loans and views are row-major (C order): there is no memory-order argument. */
+
+/** A region of `bytes` (> 0) bytes to fill with a tensor's row-major elements and then store with
+ *  slipstream_put_tensor_loan, without a copy; stored in *loan (release an uncommitted loan with
+ *  slipstream_loan_destroy). INVALID_ARGUMENT for 0 bytes, OUT_OF_MEMORY when the server is over
+ *  its memory limit. A loan is not synchronised (fill it from one thread at a time) and may
+ *  outlive its client, but can then only be destroyed. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_loan(slipstream_client_t* client, size_t bytes,
+                                                     slipstream_loan_t** loan);
+/** Gives an uncommitted loan back, frees *loan and sets it to NULL. NULL or *loan == NULL is a
+ *  no-op. The region's pointer is invalid afterwards. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_loan_destroy(slipstream_loan_t** loan);
+/** The writable region (borrowed: valid until the loan is committed or destroyed) and its size in
+ *  bytes (`bytes` may be NULL). */
+SLIPSTREAM_C_API slipstream_status_t slipstream_loan_data(const slipstream_loan_t* loan,
+                                                          void** data, size_t* bytes);
+/** *shared = 1 when the region is the server's shared memory (the put will not copy it), 0 when
+ *  it is private memory (no fast path, or the server's pool was full). */
+SLIPSTREAM_C_API slipstream_status_t slipstream_loan_shared(const slipstream_loan_t* loan,
+                                                            int* shared);
+/** Stores the filled loan as tensor `name` of `dtype` and `shape`, replacing any value, and
+ *  CONSUMES the loan whatever the result: *loan is freed and set to NULL, and the region's
+ *  pointer is invalid, on success and on every error (except a NULL `loan` or *loan, which are
+ *  INVALID_ARGUMENT with nothing consumed). A shared loan is sealed by the server (nobody, this
+ *  process included, can change it afterwards) and becomes the stored tensor without a copy; a
+ *  private one is sent on the socket. INVALID_ARGUMENT when the loan's size is not
+ *  product(shape) * dtype size, for a bad shape, dtype or name; errors as slipstream_put_tensor. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_put_tensor_loan(slipstream_client_t* client,
+                                                                const char* name,
+                                                                size_t name_length,
+                                                                slipstream_loan_t** loan,
+                                                                const int64_t* shape, size_t rank,
+                                                                slipstream_dtype_t dtype);
+
+/** A read-only view of a stored tensor, stored in *view (destroy it with
+ *  slipstream_view_destroy): with the fast path, the server's copy itself mapped read-only (no
+ *  byte copied); otherwise a private copy received on the socket. The bytes stay exactly as they
+ *  were when viewed until the view is destroyed, even if the key is overwritten or deleted
+ *  meanwhile. KEY_NOT_FOUND, WRONG_TYPE. A view may be read by any number of threads and
+ *  outlives its client. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_tensor(slipstream_client_t* client,
+                                                            const char* name, size_t name_length,
+                                                            slipstream_view_t** view);
+/** Gives the view's bytes back (the server may then free them), frees *view and sets it to NULL.
+ *  NULL or *view == NULL is a no-op. Pointers from the view are invalid afterwards. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_destroy(slipstream_view_t** view);
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_dtype(const slipstream_view_t* view,
+                                                           slipstream_dtype_t* dtype);
+/** The shape (borrowed: valid while the view lives) and its rank. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_shape(const slipstream_view_t* view,
+                                                           const int64_t** shape, size_t* rank);
+/** The row-major elements (borrowed, READ-ONLY: a write through shared memory faults; valid
+ *  while the view lives) and their size in bytes (`bytes` may be NULL). `dtype` must be the
+ *  view's dtype and, if `expected_rank` > 0, the view must have that rank (INVALID_ARGUMENT
+ *  naming both otherwise), so that the bytes are read as what they are. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_data(const slipstream_view_t* view,
+                                                          slipstream_dtype_t dtype,
+                                                          size_t expected_rank, const void** data,
+                                                          size_t* bytes);
+/** *shared = 1 when the view maps the server's shared memory (no copy was made), else 0. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_view_shared(const slipstream_view_t* view,
+                                                            int* shared);
+
+/** Which path a client's tensor operations took (slipstream::ClientStats): counts since the
+ *  client was created. */
+typedef struct slipstream_client_stats {
+  int shared_memory;      /**< 1 if the current connection has the fast path */
+  uint64_t shm_puts;      /**< puts through shared memory (one copy, or none for a loan) */
+  uint64_t shm_loan_puts; /**< of shm_puts: loans committed without a copy */
+  uint64_t shm_gets;      /**< get / unpack through shared memory (one copy) */
+  uint64_t shm_views;     /**< views through shared memory (no copy) */
+  uint64_t socket_puts;   /**< tensors sent on the socket (private loans included) */
+  uint64_t socket_gets;   /**< tensors received on the socket (views included) */
+  uint64_t fallbacks;     /**< wanted shared memory but used the socket (the pool was full) */
+} slipstream_client_stats_t;
+
+/** Fills *stats with the client's counts. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_client_stats(const slipstream_client_t* client,
+                                                             slipstream_client_stats_t* stats);
 
 /* ---- Raw keys -------------------------------------------------------------------------------- */
 /* These never get ensemble prefixes. */
