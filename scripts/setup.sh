@@ -17,6 +17,7 @@ PACKAGES=(
   gfortran                                   # Fortran module (bindings/fortran)
   python3-dev pybind11-dev python3-numpy python3-pytest  # Python package (bindings/python)
   python3-venv python3-pip python3-setuptools python3-wheel  # `pip install .` (pip_install test)
+  python3-xarray                             # smartredis.DatasetConverter.transform_to_xarray
   valgrind                                   # memcheck of the C and Fortran tests
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser

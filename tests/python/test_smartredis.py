@@ -16,7 +16,7 @@ import pytest
 from conftest import Server
 
 import smartredis
-from smartredis import Client, ConfigOptions, Dataset, LogContext
+from smartredis import Client, ConfigOptions, Dataset, DatasetConverter, LogContext
 from smartredis.error import RedisConnectionError, RedisKeyError, RedisReplyError, RedisRuntimeError
 
 
@@ -206,6 +206,103 @@ def test_models_scripts_and_functions(ssdb, key, tmp_path):
     client.set_function(key("function"), halve)
     client.run_script(key("function"), "halve", key("x"), key("halved"))
     np.testing.assert_array_equal(client.get_tensor(key("halved")), np.arange(4) / 2)
+
+
+def describe_ocean(dataset):
+    """A dataset as SmartRedis's xarray example builds one: a 2-D temperature with x and y
+    coordinates, dimension names and attributes held in metadata fields."""
+    dataset.add_tensor("temperature", np.arange(6, dtype=np.float64).reshape(2, 3))
+    dataset.add_tensor("x", np.array([0.0, 10.0, 20.0]))
+    dataset.add_tensor("y", np.array([-1.0, 1.0]))
+    for field, value in (("dim_y", "y"), ("dim_x", "x"), ("units", "K"),
+                         ("long_name", "sea temperature"), ("x_units", "km")):
+        dataset.add_meta_string(field, value)
+    DatasetConverter.add_metadata_for_xarray(dataset, ["temperature"], ["dim_y", "dim_x"],
+                                             ["y", "x"], ["units", "long_name"])
+    DatasetConverter.add_metadata_for_xarray(dataset, "x", "dim_x", attr_names="x_units")
+    DatasetConverter.add_metadata_for_xarray(dataset, "y", "dim_y")
+
+
+def test_dataset_converter_metadata(ssdb, key):
+    """The description is SmartRedis's metadata layout, stored and fetched with the dataset;
+    no xarray needed."""
+    client = Client(cluster=False)
+    dataset = Dataset(key("ocean"))
+    describe_ocean(dataset)
+    client.put_dataset(dataset)
+    got = client.get_dataset(key("ocean"))
+    assert got.get_meta_strings("_xarray_data_names") == ["temperature", "x", "y"]
+    assert got.get_meta_strings("_xarray_temperature_dim_names") == ["dim_y,dim_x"]
+    assert got.get_meta_strings("_xarray_temperature_coord_names") == ["y,x"]
+    assert got.get_meta_strings("_xarray_temperature_attr_names") == ["units,long_name"]
+    assert got.get_meta_strings("_xarray_x_coord_names") == ["null"]
+    assert got.get_meta_strings("_xarray_x_attr_names") == ["x_units"]
+    assert got.get_meta_strings("_xarray_y_attr_names") == ["null"]
+
+    with pytest.raises(TypeError):
+        DatasetConverter.add_metadata_for_xarray("not a dataset", "t", "d")
+    with pytest.raises(TypeError):
+        DatasetConverter.add_metadata_for_xarray(dataset, ["t", 3], "d")
+    with pytest.raises(RedisRuntimeError, match="not a valid name"):
+        DatasetConverter.add_metadata_for_xarray(dataset, "t", ["dim_a,dim_b"])
+    with pytest.raises(RedisRuntimeError, match="not a valid name"):
+        DatasetConverter.add_metadata_for_xarray(dataset, [""], "d")
+
+
+def test_dataset_converter_to_xarray(ssdb, key):
+    xr = pytest.importorskip("xarray")
+    client = Client(cluster=False)
+    dataset = Dataset(key("ocean"))
+    describe_ocean(dataset)
+    client.put_dataset(dataset)
+    arrays = DatasetConverter.transform_to_xarray(client.get_dataset(key("ocean")))
+    assert list(arrays) == ["temperature"]  # x and y are its coordinates
+    temperature = arrays["temperature"]
+    assert isinstance(temperature, xr.DataArray) and temperature.name == "temperature"
+    assert temperature.dims == ("y", "x")
+    np.testing.assert_array_equal(temperature.values, np.arange(6).reshape(2, 3))
+    assert temperature.attrs == {"units": "K", "long_name": "sea temperature"}
+    np.testing.assert_array_equal(temperature.coords["x"].values, [0.0, 10.0, 20.0])
+    np.testing.assert_array_equal(temperature.coords["y"].values, [-1.0, 1.0])
+    assert temperature.coords["x"].attrs == {"x_units": "km"}
+    assert float(temperature.sel(x=10.0, y=1.0)) == 4.0
+
+    # Without coordinates: each variable is its own DataArray.
+    plain = Dataset(key("plain"))
+    plain.add_tensor("a", np.ones((2, 2), dtype=np.float32))
+    plain.add_tensor("b", np.zeros(3, dtype=np.int32))
+    plain.add_meta_string("rows", "row")
+    plain.add_meta_string("cols", "col")
+    DatasetConverter.add_metadata_for_xarray(plain, "a", ["rows", "cols"])
+    DatasetConverter.add_metadata_for_xarray(plain, "b", "cols")
+    arrays = DatasetConverter.transform_to_xarray(plain)
+    assert sorted(arrays) == ["a", "b"]
+    assert arrays["a"].dims == ("row", "col") and arrays["a"].dtype == np.float32
+    assert arrays["b"].dims == ("col",) and not arrays["b"].coords
+
+    with pytest.raises(RedisKeyError, match="no xarray description"):
+        DatasetConverter.transform_to_xarray(Dataset(key("undescribed")))
+    missing_dim = Dataset(key("missing_dim"))
+    missing_dim.add_tensor("v", np.ones(2))
+    DatasetConverter.add_metadata_for_xarray(missing_dim, "v", "no_such_field")
+    with pytest.raises(RedisKeyError, match="no_such_field"):
+        DatasetConverter.transform_to_xarray(missing_dim)
+    stray = Dataset(key("stray"))
+    stray.add_tensor("v", np.ones(2))
+    stray.add_meta_string("d", "i")
+    DatasetConverter.add_metadata_for_xarray(stray, "v", "d", coord_names="undescribed")
+    with pytest.raises(RedisRuntimeError, match="undescribed"):
+        DatasetConverter.transform_to_xarray(stray)
+
+
+def test_dataset_converter_without_xarray(ssdb, key, monkeypatch):
+    """Where xarray cannot be imported, the description still works and transform_to_xarray
+    says what is missing."""
+    monkeypatch.setitem(sys.modules, "xarray", None)  # makes `import xarray` fail
+    dataset = Dataset(key("ocean"))
+    describe_ocean(dataset)
+    with pytest.raises(RedisRuntimeError, match="needs the optional package xarray"):
+        DatasetConverter.transform_to_xarray(dataset)
 
 
 def test_multigpu_calls_on_a_server_without_gpu(ssdb, key):
