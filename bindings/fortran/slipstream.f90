@@ -20,12 +20,15 @@ module slipstream
   use slipstream_datasets, only: dataset_type
   use slipstream_streams
   use slipstream_tensor_refs, only: tensor_ref_type, tensor_ref, run_model_on_refs
+  use slipstream_shared_memory
   implicit none
   private
 
   public :: client_type, dataset_type, model_info_type, slipstream_last_error
   ! Named arrays for run_model_on (slipstream_tensor_refs.f90).
   public :: tensor_ref_type, tensor_ref
+  ! Shared memory (slipstream_shared_memory.f90).
+  public :: tensor_loan_type, tensor_view_type, client_stats_type
   ! Streams (slipstream_streams.f90).
   public :: stream_writer_type, stream_reader_type, stream_step_type
   public :: SLIPSTREAM_STREAM_STEP, SLIPSTREAM_STREAM_SKIPPED, SLIPSTREAM_STREAM_END, &
@@ -66,6 +69,11 @@ module slipstream
     procedure :: rename_tensor => client_rename_tensor
     procedure :: copy_tensor => client_copy_tensor
     procedure :: poll_tensor => client_poll_tensor
+    ! Shared memory: loan(loan, data, dims) for real32 ... int64 pointers of rank 1-4 (with the
+    ! tensor bindings above), put_tensor_loan, view_tensor, stats.
+    procedure :: put_tensor_loan => client_put_tensor_loan
+    procedure :: view_tensor => client_view_tensor
+    procedure :: stats => client_stats
     ! Raw keys (no prefixes) and waits.
     procedure :: key_exists => client_key_exists
     procedure :: poll_key => client_poll_key
@@ -276,6 +284,42 @@ contains
                          int(tries, c_int), flag)
     exists = flag /= 0
   end function client_poll_tensor
+
+  ! ---- Shared memory (slipstream_shared_memory.f90: memory order, lifetimes) ---------------------
+  ! loan(loan, data, dims): a loan of the kind and rank of the pointer `data` (real32, real64,
+  ! int8, int16, int32 or int64, rank 1-4) with Fortran shape `dims` (integer(c_int64_t)), which
+  ! `data` points at: fill it, then store it with put_tensor_loan. Server memory over the Unix
+  ! socket with the fast path (stored without a copy), private memory otherwise. A loan still
+  ! held in `loan` is given back first. Errors: SLIPSTREAM_INVALID_ARGUMENT (a dimension below
+  ! 1), SLIPSTREAM_OUT_OF_MEMORY (the server is over its memory limit).
+
+  !> Stores the filled loan as tensor `name`, the row-major tensor of the loan's shape reversed
+  !> (see slipstream_shared_memory.f90), and consumes the loan whatever the result: its pointer is
+  !> undefined afterwards. Errors: those of put_tensor; SLIPSTREAM_INVALID_ARGUMENT for a loan
+  !> that is not held (never made, destroyed or already stored).
+  integer function client_put_tensor_loan(self, name, loan) result(code)
+    class(client_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    type(tensor_loan_type), intent(inout) :: loan
+    code = commit_loan(self%handle, name, loan)
+  end function client_put_tensor_loan
+
+  !> A read-only view of tensor `name` (a view still held in `view` is destroyed first); its
+  !> get_data(pointer) gives the bytes with the stored shape reversed. Errors:
+  !> SLIPSTREAM_KEY_NOT_FOUND, SLIPSTREAM_WRONG_TYPE.
+  integer function client_view_tensor(self, name, view) result(code)
+    class(client_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    type(tensor_view_type), intent(inout) :: view
+    code = open_view(self%handle, name, view)
+  end function client_view_tensor
+
+  !> Which path this client's tensor operations took (shared memory or the socket).
+  integer function client_stats(self, stats) result(code)
+    class(client_type), intent(in) :: self
+    type(client_stats_type), intent(out) :: stats
+    code = read_stats(self%handle, stats)
+  end function client_stats
 
   ! ---- Raw keys ----------------------------------------------------------------------------------
 
