@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ void bind_tensor(py::module_& module);      // tensor.cpp: DType and dtype helpe
 void bind_dataset(py::module_& module);     // dataset.cpp: Dataset
 void bind_model_info(py::module_& module);  // model_info.cpp: ModelInfo
 void bind_client(py::module_& module);      // client.cpp: Client
+void bind_loan(py::module_& module);        // loan.cpp: TensorLoan
 // stream_writer.cpp: StreamWriter; stream_reader.cpp: StreamReader and the steps it hands out.
 void bind_stream_writer(py::module_& module);
 void bind_stream_reader(py::module_& module);
@@ -125,6 +127,28 @@ py::array array_from_tensor(Tensor tensor);
 
 /// A read-only numpy view of a tensor owned by `owner` (whose lifetime the view extends).
 py::array array_view(const Tensor& tensor, py::handle owner);
+
+// ---- Loans (loan.cpp) -------------------------------------------------------------------------
+
+/// What a slipstream.TensorLoan holds: the C++ loan with the dtype and shape it was made for, and
+/// how many numpy arrays over its memory are alive. Touched only with the GIL held.
+struct LoanState {
+  TensorLoan loan;
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  std::size_t arrays = 0;   // numpy arrays (with their views) over the memory, alive
+  bool committed = false;   // stored by put_tensor (the loan is then empty)
+};
+
+/// A loan of `shape` elements of `dtype` from `client` (Client::loan, GIL released). Throws
+/// InvalidArgumentError for a bad shape or a size that overflows.
+std::shared_ptr<LoanState> make_loan(Client& client, std::vector<std::int64_t> shape, DType dtype);
+
+/// Takes the loan out of `state` for Client::put_tensor, which consumes it. Throws
+/// InvalidArgumentError if it was stored before, and BufferError (leaving it untouched) while a
+/// numpy array over its memory is alive: the put unmaps that memory, so the array would point at
+/// nothing.
+TensorLoan take_loan_for_put(LoanState& state);
 
 /// A server reply as Python values (reply.cpp): bulk strings -> bytes, status -> str, integers
 /// -> int, bool -> bool, doubles -> float, big numbers -> int, nil -> None, arrays/sets/pushes ->

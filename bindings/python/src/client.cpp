@@ -230,6 +230,14 @@ key_prefixes_in: ensemble prefixes, None takes SSKEYOUT / SSKEYIN. Raises Invali
       .def(
           "put_tensor",
           [](const ClientHandle& self, std::string_view name, const py::handle& data) {
+            if (py::isinstance<LoanState>(data)) {
+              LoanState& state = data.cast<LoanState&>();
+              TensorLoan loan = take_loan_for_put(state);
+              without_gil(self, [&](Client& c) {
+                c.put_tensor(name, std::move(loan), state.dtype, state.shape);
+              });
+              return;
+            }
             ArrayInput in = array_input(data);
             without_gil(self, [&](Client& c) {
               c.put_tensor(name, in.dtype, in.data, in.bytes, in.shape, in.order);
@@ -240,7 +248,37 @@ Stores an array under `name`, replacing any value. `data`: a numpy array (any dt
 Fortran-ordered: both keep their logical shape and are sent from their own memory), a torch tensor
 (detached, copied to the CPU if needed), or anything numpy.asarray accepts. Non-contiguous arrays
 are copied once. Raises TypeError for an unsupported dtype, InvalidArgumentError for a bad name or
-an empty array.
+an empty array. `data` may also be a filled TensorLoan (Client.loan), stored with its shape and
+dtype without a copy and consumed (see TensorLoan: BufferError while an array over it lives,
+InvalidArgumentError if it was stored before).
+)doc")
+      .def(
+          "loan",
+          [](const ClientHandle& self, const py::handle& shape, const py::handle& dtype) {
+            std::vector<std::int64_t> dims;
+            try {
+              if (py::isinstance<py::int_>(shape)) {
+                dims.push_back(shape.cast<std::int64_t>());
+              } else {
+                dims = shape.cast<std::vector<std::int64_t>>();
+              }
+            } catch (const py::cast_error&) {
+              throw py::type_error("loan: shape must be an int or a sequence of ints, not " +
+                                   std::string(py::str(py::type::of(shape).attr("__name__"))));
+            }
+            const DType type = py::isinstance<DType>(dtype)
+                                   ? dtype.cast<DType>()
+                                   : dtype_of_numpy(py::dtype::from_args(
+                                         py::reinterpret_borrow<py::object>(dtype)));
+            return make_loan(*self.get(), std::move(dims), type);
+          },
+          py::arg("shape"), py::arg("dtype"), R"doc(
+Memory for a tensor of `shape` (an int or a sequence of ints) and `dtype` (a DType or anything
+numpy.dtype() accepts), as a TensorLoan: fill `loan.array`, drop the arrays, then
+put_tensor(name, loan) stores it without a copy. The server's shared memory over a Unix socket
+when it offers it (`loan.shared`), private memory otherwise. Raises InvalidArgumentError for a
+dimension below 1, TypeError for a dtype Slipstream cannot store, OutOfMemoryError when the server
+is over its memory limit.
 )doc")
       .def(
           "get_tensor",

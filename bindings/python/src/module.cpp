@@ -19,6 +19,7 @@ PYBIND11_MODULE(_slipstream, module) {
   python::bind_tensor(module);
   python::bind_dataset(module);
   python::bind_model_info(module);
+  python::bind_loan(module);  // before Client, whose signatures name it
   python::bind_client(module);
   python::bind_stream_writer(module);
   python::bind_stream_reader(module);
