@@ -337,12 +337,9 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_loan_shared(const slipstream_loa
  *  process included, can change it afterwards) and becomes the stored tensor without a copy; a
  *  private one is sent on the socket. INVALID_ARGUMENT when the loan's size is not
  *  product(shape) * dtype size, for a bad shape, dtype or name; errors as slipstream_put_tensor. */
-SLIPSTREAM_C_API slipstream_status_t slipstream_put_tensor_loan(slipstream_client_t* client,
-                                                                const char* name,
-                                                                size_t name_length,
-                                                                slipstream_loan_t** loan,
-                                                                const int64_t* shape, size_t rank,
-                                                                slipstream_dtype_t dtype);
+SLIPSTREAM_C_API slipstream_status_t slipstream_put_tensor_loan(
+    slipstream_client_t* client, const char* name, size_t name_length, slipstream_loan_t** loan,
+    const int64_t* shape, size_t rank, slipstream_dtype_t dtype);
 
 /** A read-only view of a stored tensor, stored in *view (destroy it with
  *  slipstream_view_destroy): with the fast path, the server's copy itself mapped read-only (no

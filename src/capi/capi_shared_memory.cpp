@@ -91,8 +91,8 @@ slipstream_status_t slipstream_view_tensor(slipstream_client_t* client, const ch
   return guarded([&] {
     slipstream::Client& cpp = client_of(client);
     deref(view, "view output pointer");
-    auto handle = std::make_unique<slipstream_view_t>(
-        cpp.view_tensor(string_arg(name, name_length, "name")));
+    auto handle =
+        std::make_unique<slipstream_view_t>(cpp.view_tensor(string_arg(name, name_length, "name")));
     *view = handle.release();
   });
 }

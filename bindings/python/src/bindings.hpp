@@ -136,8 +136,8 @@ struct LoanState {
   TensorLoan loan;
   DType dtype = DType::kFloat32;
   std::vector<std::int64_t> shape;
-  std::size_t arrays = 0;   // numpy arrays (with their views) over the memory, alive
-  bool committed = false;   // stored by put_tensor (the loan is then empty)
+  std::size_t arrays = 0;  // numpy arrays (with their views) over the memory, alive
+  bool committed = false;  // stored by put_tensor (the loan is then empty)
 };
 
 /// A loan of `shape` elements of `dtype` from `client` (Client::loan, GIL released). Throws

@@ -32,8 +32,7 @@ py::array loan_array(const std::shared_ptr<LoanState>& state) {
 
 }  // namespace
 
-std::shared_ptr<LoanState> make_loan(Client& client, std::vector<std::int64_t> shape,
-                                     DType dtype) {
+std::shared_ptr<LoanState> make_loan(Client& client, std::vector<std::int64_t> shape, DType dtype) {
   const std::size_t count = element_count(shape);  // throws for a bad dimension or an overflow
   const std::size_t size = dtype_size(dtype);
   if (count > std::numeric_limits<std::size_t>::max() / size) {
@@ -48,8 +47,9 @@ std::shared_ptr<LoanState> make_loan(Client& client, std::vector<std::int64_t> s
 
 TensorLoan take_loan_for_put(LoanState& state) {
   if (state.committed) {
-    throw InvalidArgumentError("put tensor: this loan has already been stored (a loan is stored "
-                               "once; take a new one with Client.loan)");
+    throw InvalidArgumentError(
+        "put tensor: this loan has already been stored (a loan is stored "
+        "once; take a new one with Client.loan)");
   }
   if (state.arrays > 0) {
     throw py::buffer_error(
