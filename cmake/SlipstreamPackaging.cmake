@@ -6,7 +6,12 @@
 # a plain prefix gets it (SLIPSTREAM_PYTHON_INSTALL_DIR): bindings/python installs it twice, as the
 # component `python` (plain installs) and as `python_debian` (excluded from plain installs), and
 # the package takes every component but `python`. So one build serves both, whatever prefix it was
-# configured with. Included last by the top-level CMakeLists.txt, after every install() rule.
+# configured with.
+#
+# Libraries go to Debian's multiarch folder (/usr/lib/<triplet>), which is CMAKE_INSTALL_LIBDIR
+# only where the build was configured with -DCMAKE_INSTALL_PREFIX=/usr (GNUInstallDirs then
+# picks it): `cpack -G DEB` refuses other builds, whose libraries would land in /usr/lib.
+# Included last by the top-level CMakeLists.txt, after every install() rule.
 set(SLIPSTREAM_PACKAGE_CONTACT "Slipstream maintainers <maintainers@slipstream.invalid>"
     CACHE STRING "Maintainer field of the Debian package (Name <address>)")
 
@@ -60,6 +65,22 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 get_cmake_property(CPACK_COMPONENTS_ALL COMPONENTS)
 list(REMOVE_ITEM CPACK_COMPONENTS_ALL python)
+
+# GNUInstallDirs' CMAKE_INSTALL_LIBDIR for the prefix /usr on this system.
+if(EXISTS /etc/debian_version AND CMAKE_LIBRARY_ARCHITECTURE)
+  set(SLIPSTREAM_DEBIAN_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})
+else()
+  set(SLIPSTREAM_DEBIAN_LIBDIR lib)
+endif()
+# Read by cpack once per generator.
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/SlipstreamCPackOptions.cmake CONTENT [=[
+if(CPACK_GENERATOR STREQUAL "DEB" AND NOT "@CMAKE_INSTALL_LIBDIR@" STREQUAL "@SLIPSTREAM_DEBIAN_LIBDIR@")
+  message(FATAL_ERROR "The Debian package puts libraries in /usr/@SLIPSTREAM_DEBIAN_LIBDIR@, but "
+    "this build installs them in <prefix>/@CMAKE_INSTALL_LIBDIR@: configure it with "
+    "-DCMAKE_INSTALL_PREFIX=/usr (docs/packaging.md)")
+endif()
+]=] @ONLY)
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/SlipstreamCPackOptions.cmake)
 
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -7,14 +7,17 @@
 #     python3 and python3-numpy are there for the Python package;
 #   - its file list: programs, shared and static libraries, headers, Fortran modules, CMake and
 #     pkg-config files, the Python package under /usr/lib/python3/dist-packages, nothing else of
-#     Python's, no build-tree path;
+#     Python's, no build-tree path; every shared library once, in the multiarch folder
+#     /usr/lib/<triplet> (none beside the Python module, whose RUNPATH leads to that folder);
 #   - `dpkg --root` installs it into a temporary root holding a copy of this machine's dpkg
 #     database, so dpkg checks the declared dependencies against what is installed here; its
 #     postinst (ldconfig) runs chrooted into the root, whose ld.so.cache must then list the
 #     package's libraries; triggers are not run;
 #   - from that root: the installed server runs, example 02 (C) built with the package's
 #     pkg-config file runs against it, and Debian's python3 imports the package from the root's
-#     dist-packages and round-trips a tensor.
+#     dist-packages (its module loading the root's libslipstream) and round-trips a tensor.
+# The package is made from a build configured with -DCMAKE_INSTALL_PREFIX=/usr (docs/packaging.md:
+# cpack refuses others); for another build the test reports itself skipped.
 # It does not prove that apt resolves the dependencies on another machine or that the files
 # work at /usr itself (they run from the temporary root, through their $ORIGIN RUNPATH).
 # Usage: deb_test.sh BUILD_DIR MODEL_FILE
@@ -31,6 +34,14 @@ cleanup() {
 trap cleanup EXIT
 unset LD_LIBRARY_PATH PYTHONPATH
 fail() { echo "FAIL: $*"; exit 1; }
+
+multiarch=$(gcc -print-multiarch)
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
+if [ "$libdir" != "lib/$multiarch" ]; then
+  echo "skipped: the build installs libraries in <prefix>/$libdir; the Debian package is made from"
+  echo "a build configured with -DCMAKE_INSTALL_PREFIX=/usr (libraries in lib/$multiarch)"
+  exit 77
+fi
 
 echo "== cpack -G DEB"
 version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
@@ -59,16 +70,24 @@ done
 
 echo "== file list"
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$work/files"
-multiarch=$(gcc -print-multiarch)
 expect_file() {
   grep -Eq "$1" "$work/files" || fail "the package has no file matching $1"
 }
 expect_file '^/usr/bin/slipstream$'
 expect_file '^/usr/bin/slipstream-train$'
 for library in slipstream slipstream_c slipstream_fortran; do
-  expect_file "^/usr/lib/($multiarch/)?lib$library\.so\.0$"
-  expect_file "^/usr/lib/($multiarch/)?lib$library\.a$"
+  expect_file "^/usr/lib/$multiarch/lib$library\.so\.0$"
+  expect_file "^/usr/lib/$multiarch/lib$library\.a$"
 done
+# Shared libraries (files and links named lib*.so*): each name once, all in the multiarch folder.
+grep -E '/lib[^/]*\.so(\.[0-9]+)*$' "$work/files" > "$work/shared"
+[ -s "$work/shared" ] || fail "no shared libraries in the file list"
+if grep -v "^/usr/lib/$multiarch/[^/]*$" "$work/shared"; then
+  fail "shared libraries outside /usr/lib/$multiarch"
+fi
+duplicated=$(sed 's|.*/||' "$work/shared" | sort | uniq -d)
+[ -z "$duplicated" ] || fail "shared libraries shipped more than once: $duplicated"
+echo "ok: $(wc -l < "$work/shared") shared library names, each once, in /usr/lib/$multiarch"
 expect_file '^/usr/include/slipstream\.h$'
 expect_file '^/usr/include/slipstream/client\.hpp$'
 expect_file '^/usr/include/slipstream/fortran/[^/]+/slipstream\.mod$'
@@ -85,6 +104,19 @@ echo "ok: $(wc -l < "$work/files") entries"
 
 echo "== every library the package needs is its own or a declared dependency"
 dpkg-deb -x "$deb" "$work/extracted"
+# The Python module finds the shared libslipstream through its RUNPATH.
+module=$(echo "$work"/extracted/usr/lib/python3/dist-packages/slipstream/_slipstream*.so)
+runpath=$(readelf -d "$module" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+module_dir=$(dirname "$module")
+found=
+IFS=: read -ra entries <<< "$runpath"
+for entry in "${entries[@]}"; do
+  candidate=${entry//\$ORIGIN/$module_dir}/libslipstream.so.0
+  if [ -e "$candidate" ]; then found=$(readlink -f "$candidate"); break; fi
+done
+[[ "$found" == "$(readlink -f "$work/extracted/usr/lib/$multiarch")"/* ]] \
+  || fail "the Python module's RUNPATH ($runpath) does not lead to /usr/lib/$multiarch/libslipstream.so.0"
+echo "ok: the Python module's RUNPATH $runpath leads to /usr/lib/$multiarch"
 find "$work/extracted" -type f -print0 | while IFS= read -r -d '' file; do
   if [ "$(head -c 4 "$file" | od -An -c | tr -d ' ')" = '177ELF' ]; then
     readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
@@ -163,10 +195,14 @@ cc -std=c99 "$source_dir/examples/02_c_api.c" \
 "$work/c_api" "$model" "$address" > "$work/out.log" || { cat "$work/out.log"; fail "example 02"; }
 echo "ok: example 02 built with the package's pkg-config file, run against its server"
 SLIPSTREAM_ADDRESS=$address PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c '
-import sys, numpy as np, slipstream
+import os, sys, numpy as np, slipstream
 assert slipstream.__file__.startswith(sys.argv[1]), slipstream.__file__
+with open("/proc/self/maps") as maps:
+    loaded = {line.split()[-1] for line in maps if "libslipstream.so" in line}
+assert loaded and all(path.startswith(sys.argv[2]) for path in loaded), loaded
 with slipstream.Client() as c:
     c.put_tensor("from_deb", np.arange(4, dtype=np.int32))
     assert (c.get_tensor("from_deb") == np.arange(4, dtype=np.int32)).all()
-print("ok: python", slipstream.__file__)' "$root/usr/lib/python3/dist-packages/slipstream/"
+print("ok: python", slipstream.__file__, "with", *loaded)' \
+  "$root/usr/lib/python3/dist-packages/slipstream/" "$(readlink -f "$root/usr/lib/$multiarch")/"
 echo "deb test passed"

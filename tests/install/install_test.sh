@@ -7,7 +7,8 @@
 #   - examples 01-03 linked with the static libraries (slipstream::*_static), and example 02
 #     linked fully static with `pkg-config --static`, run the same way, with no libslipstream*.so
 #     among their needed libraries;
-#   - the installed Python package imported from the prefix by Debian's interpreter;
+#   - the installed Python package imported from the prefix by Debian's interpreter, its module
+#     finding the prefix's libslipstream (no copy beside it);
 #   - the installed slipstream-train finding its libraries.
 # Usage: install_test.sh BUILD_DIR MODEL_FILE   (MODEL_FILE: the examples' scale.pt)
 set -euo pipefail
@@ -33,7 +34,9 @@ cmake -S "$source_dir/tests/install/consumer" -B "$work/consumer" -G Ninja \
 cmake --build "$work/consumer" > "$work/consumer-build.log" || { cat "$work/consumer-build.log"; exit 1; }
 
 echo "== pkg-config"
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# <prefix>/lib/pkgconfig, or lib/<triplet>/pkgconfig for a build configured for /usr.
+PKG_CONFIG_PATH=$(dirname "$(find "$prefix" -name slipstream.pc)")
+export PKG_CONFIG_PATH
 examples=$source_dir/examples
 # shellcheck disable=SC2046
 c++ -std=c++20 "$examples/01_put_get.cpp" $(pkg-config --cflags --libs slipstream) -o "$work/put_get_pc"
@@ -76,12 +79,19 @@ done
 
 echo "== Python package and slipstream-train"
 site=$(echo "$prefix"/lib/python3*/site-packages)
+# One libslipstream, in the library folder: the module finds it through its RUNPATH.
+if ls "$site"/slipstream/lib*.so* 2> /dev/null; then
+  echo "a copy of a shared library beside the Python module"; exit 1
+fi
 SLIPSTREAM_ADDRESS=$address PYTHONPATH=$site /usr/bin/python3 -c '
-import numpy as np, slipstream
+import sys, numpy as np, slipstream
 with slipstream.Client() as c:
     c.put_tensor("installed", np.arange(6, dtype=np.float32).reshape(2, 3))
     assert (c.get_tensor("installed") == np.arange(6, dtype=np.float32).reshape(2, 3)).all()
-print("ok: python", slipstream.__file__)'
+with open("/proc/self/maps") as maps:
+    loaded = {line.split()[-1] for line in maps if "libslipstream.so" in line}
+assert loaded and all(path.startswith(sys.argv[1]) for path in loaded), loaded
+print("ok: python", slipstream.__file__, "with", *loaded)' "$(readlink -f "$prefix")/"
 if ldd "$prefix/bin/slipstream-train" | grep "not found"; then
   echo "slipstream-train misses libraries"; exit 1
 fi
