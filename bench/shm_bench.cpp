@@ -317,6 +317,16 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(stats.socket_puts),
         static_cast<unsigned long long>(stats.socket_gets),
         static_cast<unsigned long long>(stats.fallbacks));
+    // The server's side: how many loans came from a spare made ahead (shm_pool_hits).
+    slipstream::Reply info = shm.command({"INFO", "memory"});
+    std::string pool;
+    for (const char* field : {"shm_pool_hits", "shm_pool_misses", "shm_huge_pages"}) {
+      auto at = info.string.find(std::string(field) + ":");
+      if (at == std::string::npos) continue;
+      auto end = info.string.find('\r', at);
+      pool += (pool.empty() ? "" : ", ") + info.string.substr(at, end - at);
+    }
+    std::printf("server: %s.\n", pool.c_str());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "\nshm_bench: %s\n", error.what());
     return 1;

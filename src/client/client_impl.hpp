@@ -200,6 +200,12 @@ class __attribute__((visibility("hidden"))) Client::Impl {
                                                       std::span<const std::int64_t> expected,
                                                       MemoryOrder order);
   std::optional<TensorView> shm_view(const std::string& key);
+  /// SS.SHM.VIEW: the lease of `key`'s bytes with its descriptor (the caller closes it and
+  /// gives the lease back); nullopt if the socket must be used.
+  std::optional<client::ShmLease> shm_lease(const std::string& key);
+  /// Copies a lease's bytes into `out` (at least lease.bytes), then closes its descriptor and
+  /// gives it back.
+  void shm_read(client::ShmLease& lease, std::byte* out);
   /// A shared loan (SS.SHM.LOAN), mapped writable if `map`; nullopt if the pool is full.
   std::optional<TensorLoan> shm_lend(std::size_t bytes, bool map);
   /// Commits a shared loan as `key`, consuming it. Returns false if it had to be sent on the

@@ -354,21 +354,17 @@ bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
 
 // ---- Impl: views --------------------------------------------------------------------------------
 
-std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
+std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key) {
   if (!shm_->active()) return std::nullopt;
   Request request;
   request.command({"SS.SHM.VIEW", key});
   struct Leased {
     std::string error;
-    int fd = -1;
-    std::uint64_t id = 0;
-    std::uint64_t generation = 0;
-    DType dtype = DType::kFloat32;
-    std::vector<std::int64_t> shape;
-    std::size_t bytes = 0;
+    client::ShmLease lease;
   };
   Leased leased = exchange(Route(key), request, [&](client::Connection& c) {
     Leased result;
+    client::ShmLease& lease = result.lease;
     Reply reply = c.read_reply();
     if (reply.is_error()) {
       result.error = reply.string;
@@ -379,23 +375,23 @@ std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
         !reply.elements[2].is_array() || !reply.elements[3].is_integer()) {
       c.protocol_error("malformed SS.SHM.VIEW reply");
     }
-    result.fd = c.take_fd();
-    result.id = static_cast<std::uint64_t>(reply.elements[0].integer);
-    result.generation = shm_->current_generation();
+    lease.fd = c.take_fd();
+    lease.id = static_cast<std::uint64_t>(reply.elements[0].integer);
+    lease.generation = shm_->current_generation();
     auto dtype = parse_dtype(reply.elements[1].string);
     std::size_t expected = 0;
     try {
       if (!dtype) throw InvalidArgumentError("unknown dtype");
-      result.dtype = *dtype;
-      for (const auto& d : reply.elements[2].elements) result.shape.push_back(d.integer);
-      expected = element_count(result.shape) * dtype_size(result.dtype);
+      lease.dtype = *dtype;
+      for (const auto& d : reply.elements[2].elements) lease.shape.push_back(d.integer);
+      expected = element_count(lease.shape) * dtype_size(lease.dtype);
     } catch (const InvalidArgumentError& e) {
-      ::close(result.fd);
+      ::close(lease.fd);
       c.protocol_error(std::string("SS.SHM.VIEW reply describes an invalid tensor: ") + e.what());
     }
-    result.bytes = static_cast<std::size_t>(reply.elements[3].integer);
-    if (result.bytes != expected) {
-      ::close(result.fd);
+    lease.bytes = static_cast<std::size_t>(reply.elements[3].integer);
+    if (lease.bytes != expected) {
+      ::close(lease.fd);
       c.protocol_error("SS.SHM.VIEW reply size does not match its shape");
     }
     return result;
@@ -407,25 +403,53 @@ std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
     }
     client::throw_server_error(leased.error, quoted("view tensor", key));
   }
-  void* mapping = client::map_read_only(leased.fd, leased.bytes);
+  return std::move(leased.lease);
+}
+
+std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
+  std::optional<client::ShmLease> lease = shm_lease(key);
+  if (!lease) return std::nullopt;
+  void* mapping = client::map_read_only(lease->fd, lease->bytes);
   int error = errno;
-  ::close(leased.fd);  // the mapping keeps the memory
+  ::close(lease->fd);  // the mapping keeps the memory
   if (mapping == MAP_FAILED) {
-    shm_->give_back(leased.generation, leased.id);
+    shm_->give_back(lease->generation, lease->id);
     throw ConnectionError(std::string("cannot map a shared-memory view: ") + std::strerror(error));
   }
-  return ShmAccess::shared_view(leased.dtype, std::move(leased.shape), mapping, leased.bytes,
-                                leased.id, leased.generation, shm_);
+  return ShmAccess::shared_view(lease->dtype, std::move(lease->shape), mapping, lease->bytes,
+                                lease->id, lease->generation, shm_);
+}
+
+void Client::Impl::shm_read(client::ShmLease& lease, std::byte* out) {
+  // pread copies through the kernel's own mapping of the pages: no mapping to make, fault in and
+  // tear down here, which costs more than the copy itself (docs/performance.md).
+  std::size_t done = 0;
+  int error = 0;
+  while (done < lease.bytes) {
+    ssize_t n = ::pread(lease.fd, out + done, lease.bytes - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(lease.fd);
+  lease.fd = -1;
+  shm_->give_back(lease.generation, lease.id);  // released with the next request
+  if (error != 0) {
+    throw ConnectionError(std::string("reading shared memory failed: ") + std::strerror(error));
+  }
 }
 
 std::optional<Tensor> Client::Impl::shm_get(const std::string& key) {
-  std::optional<TensorView> view = shm_view(key);
-  if (!view) {
+  std::optional<client::ShmLease> lease = shm_lease(key);
+  if (!lease) {
     shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
-  Tensor tensor = Tensor::copy_of(view->dtype(), view->bytes().data(), view->byte_size(),
-                                  view->shape());
+  Tensor tensor = Tensor::uninitialized(lease->dtype, lease->shape);
+  shm_read(*lease, tensor.mutable_bytes().data());
   shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
   return tensor;
 }
@@ -433,31 +457,48 @@ std::optional<Tensor> Client::Impl::shm_get(const std::string& key) {
 std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
     const std::string& key, DType dtype, void* out, std::size_t out_bytes,
     std::span<const std::int64_t> expected, MemoryOrder order) {
-  std::optional<TensorView> view;
-  if (out_bytes >= options_.shared_memory_min_bytes) view = shm_view(key);
-  if (!view) {
+  std::optional<client::ShmLease> lease;
+  if (out_bytes >= options_.shared_memory_min_bytes) lease = shm_lease(key);
+  if (!lease) {
     shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
-  std::vector<std::int64_t> shape(view->shape().begin(), view->shape().end());
-  if (view->dtype() != dtype) {
-    throw InvalidArgumentError("tensor '" + key + "' holds " +
-                               std::string(dtype_name(view->dtype())) + " elements, not " +
-                               std::string(dtype_name(dtype)));
+  // Checked before anything is copied; the lease goes back whatever happens.
+  std::vector<std::int64_t> shape = lease->shape;
+  auto refuse = [&](auto&& error) {
+    ::close(lease->fd);
+    shm_->give_back(lease->generation, lease->id);
+    throw error;
+  };
+  if (lease->dtype != dtype) {
+    refuse(InvalidArgumentError("tensor '" + key + "' holds " +
+                                std::string(dtype_name(lease->dtype)) + " elements, not " +
+                                std::string(dtype_name(dtype))));
   }
   if (!expected.empty() &&
       !std::equal(expected.begin(), expected.end(), shape.begin(), shape.end())) {
-    throw shape_mismatch_error(key, shape, expected);
+    refuse(shape_mismatch_error(key, shape, expected));
   }
-  if (out_bytes < view->byte_size()) {
-    throw BufferTooSmallError("tensor '" + key + "' needs " + std::to_string(view->byte_size()) +
-                              " bytes; the buffer has " + std::to_string(out_bytes));
+  if (out_bytes < lease->bytes) {
+    refuse(BufferTooSmallError("tensor '" + key + "' needs " + std::to_string(lease->bytes) +
+                               " bytes; the buffer has " + std::to_string(out_bytes)));
   }
   if (order == MemoryOrder::kFortran && shape.size() > 1) {
-    c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype),
-                         shape);
+    const std::size_t bytes = lease->bytes;
+    std::optional<TensorView> view;
+    void* mapping = client::map_read_only(lease->fd, bytes);
+    const int error = errno;
+    ::close(lease->fd);
+    if (mapping == MAP_FAILED) {
+      shm_->give_back(lease->generation, lease->id);
+      throw ConnectionError(std::string("cannot map a shared-memory view: ") +
+                            std::strerror(error));
+    }
+    view = ShmAccess::shared_view(dtype, shape, mapping, bytes, lease->id, lease->generation,
+                                  shm_);
+    c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype), shape);
   } else {
-    std::memcpy(out, view->bytes().data(), view->byte_size());
+    shm_read(*lease, static_cast<std::byte*>(out));
   }
   shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
   return shape;

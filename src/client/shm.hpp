@@ -61,6 +61,16 @@ struct ShmLink {
       socket_puts{0}, socket_gets{0}, fallbacks{0};
 };
 
+/// A lease of a stored tensor's bytes (SS.SHM.VIEW): its memfd, open until mapped or read.
+struct ShmLease {
+  int fd = -1;
+  std::uint64_t id = 0;
+  std::uint64_t generation = 0;
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  std::size_t bytes = 0;
+};
+
 /// Reads the fields of loans and views; defined in client_shm.cpp.
 struct ShmAccess;
 

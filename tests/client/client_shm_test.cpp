@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <functional>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -100,6 +101,42 @@ void round_trip(Client& shm, Client& tcp, const std::string& name) {
   EXPECT_FALSE(loan.valid());
   Tensor loaned = tcp.get_tensor(name + ".loan");
   EXPECT_EQ(std::memcmp(loaned.bytes().data(), values.get(), bytes), 0);
+}
+
+/// Runs `body` in a child process. `body` sets up what it holds (loans, views) and calls
+/// ready(verdict), which reports the verdict through a pipe and waits, inside body's frame, to be
+/// killed. Returns the child's pid once it has reported; the verdict must be true.
+pid_t fork_holder(const std::function<void(const std::function<void(bool)>&)>& body) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    auto report = [&](bool ok) {
+      char verdict = ok ? 'y' : 'n';
+      if (::write(ready[1], &verdict, 1) != 1) ::_exit(2);
+      ::pause();
+    };
+    try {
+      body(report);
+    } catch (...) {
+    }
+    report(false);
+    ::_exit(1);
+  }
+  ::close(ready[1]);
+  char verdict = 0;
+  const bool reported = ::read(ready[0], &verdict, 1) == 1;
+  ::close(ready[0]);
+  EXPECT_TRUE(reported && verdict == 'y');
+  return child;
+}
+
+/// Kills a holder and waits for it.
+void kill_holder(pid_t child) {
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
 }
 
 class ShmTest : public ::testing::Test {
@@ -254,41 +291,22 @@ TEST_F(ShmTest, ErrorsAndUncommittedLoans) {
 TEST(ShmReclaim, KilledClientsViewsAndLoansAreReclaimed) {
   ServerProcess server({"--shm-size", std::to_string(64 << 20)});
   Client observer(server.tcp_address());
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::close(ready[0]);
-    try {
-      Client client(shm_options(server));
-      std::vector<float> values(1 << 18, 1.5f);  // 1 MiB
-      client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
-      TensorView view = client.view_tensor("doomed");
-      client.delete_tensor("doomed");  // the view now holds the only reference
-      TensorLoan loan = client.loan(2 << 20);
-      std::memset(loan.bytes().data(), 7, loan.size());
-      char ok = view.shared() && loan.shared() ? 'y' : 'n';
-      if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
-      ::pause();
-    } catch (...) {
-      char no = 'n';
-      (void)!::write(ready[1], &no, 1);
-    }
-    ::_exit(1);
-  }
-  ::close(ready[1]);
-  char ok = 0;
-  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  ASSERT_EQ(ok, 'y');
+  pid_t child = fork_holder([&](const std::function<void(bool)>& ready) {
+    Client client(shm_options(server));
+    std::vector<float> values(1 << 18, 1.5f);  // 1 MiB
+    client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
+    TensorView view = client.view_tensor("doomed");
+    client.delete_tensor("doomed");  // the view now holds the only reference
+    TensorLoan loan = client.loan(2 << 20);
+    std::memset(loan.bytes().data(), 7, loan.size());
+    ready(view.shared() && loan.shared());
+  });
   EXPECT_EQ(info_field(observer, "shm_leases"), 1);
   EXPECT_EQ(info_field(observer, "shm_loans"), 1);
   EXPECT_EQ(info_field(observer, "shm_used"), 3 << 20);
   EXPECT_EQ(info_field(observer, "shm_attached_clients"), 1);
 
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  kill_holder(child);
   EXPECT_TRUE(eventually_equals(observer, "shm_attached_clients", 0));
   EXPECT_EQ(info_field(observer, "shm_leases"), 0);
   EXPECT_EQ(info_field(observer, "shm_loans"), 0);
@@ -340,6 +358,98 @@ TEST(ShmLimits, MaxMemoryRefusesLoans) {
                OutOfMemoryError);
   TensorLoan fits = shm.loan(1024);
   EXPECT_TRUE(fits.shared());
+}
+
+// ---- The spare pool: loan files made ahead of demand by the server's background thread ----------
+
+// After a first loan of a size, the server keeps spares of it, and the next loans of that size
+// (rounded to whole pages) are handed out from them: the bytes still arrive exactly.
+TEST(ShmPool, SparesServeRepeatedLoansOfASize) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  const std::size_t n = (1 << 20) / sizeof(float);
+  const std::vector<std::int64_t> shape{static_cast<std::int64_t>(n)};
+  std::vector<float> values = sample<float>(n);
+  shm.put_tensor<float>("field", values, shape);
+  EXPECT_EQ(info_field(observer, "shm_pool_misses"), 1);
+  EXPECT_EQ(info_field(observer, "shm_pool_hits"), 0);
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  EXPECT_EQ(info_field(observer, "shm_spare_bytes"), 2 << 20);
+  EXPECT_EQ(info_field(observer, "shm_used"), 1 << 20);  // spares are not counted as used
+
+  for (int step = 1; step <= 3; ++step) {
+    for (float& v : values) v += 1.0f;
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+    shm.put_tensor<float>("field", values, shape);
+    EXPECT_EQ(info_field(observer, "shm_pool_hits"), step);
+    std::vector<float> back(n);
+    shm.unpack_tensor<float>("field", back);
+    EXPECT_EQ(back, values);
+  }
+  // A loan a few bytes short of the class is served from it too; its tensor has its own size.
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  TensorLoan loan = shm.loan((1 << 20) - 100);
+  ASSERT_TRUE(loan.shared());
+  std::memset(loan.bytes().data(), 5, loan.size());
+  shm.put_tensor("short", std::move(loan), DType::kUInt8,
+                 std::vector<std::int64_t>{(1 << 20) - 100});
+  EXPECT_EQ(info_field(observer, "shm_pool_hits"), 4);
+  Tensor short_tensor = observer.get_tensor("short");
+  ASSERT_EQ(short_tensor.byte_size(), std::size_t{(1 << 20) - 100});
+  EXPECT_EQ(short_tensor.data<std::uint8_t>()[(1 << 20) - 101], 5);
+  EXPECT_EQ(shm.stats().fallbacks, 0u);
+}
+
+// Spares never cost a value its room: a tensor that fits only without them drops them, goes
+// through shared memory, and counts no refusal; values and spares together stay within the pool.
+TEST(ShmPool, SparesGiveWayToValues) {
+  ServerProcess server({"--shm-size", std::to_string(8 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  std::vector<std::uint8_t> small(1 << 20, 1), big(6 << 20, 2);
+  shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{1 << 20});
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));  // a quarter of 8 MiB
+  shm.put_tensor<std::uint8_t>("big", big, std::vector<std::int64_t>{6 << 20});
+  shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{1 << 20});
+  ClientStats stats = shm.stats();
+  EXPECT_EQ(stats.shm_puts, 3u);
+  EXPECT_EQ(stats.fallbacks, 0u);
+  EXPECT_EQ(info_field(observer, "shm_refusals"), 0);
+  EXPECT_EQ(info_field(observer, "shm_used"), 7 << 20);
+  EXPECT_EQ(observer.get_tensor("big").data<std::uint8_t>()[(6 << 20) - 1], 2);
+  std::this_thread::sleep_for(200ms);  // whatever the thread makes now must fit beside them
+  EXPECT_LE(info_field(observer, "shm_used") + info_field(observer, "shm_spare_bytes"), 8 << 20);
+}
+
+// A client killed while it holds loans that came from spares: the loans are reclaimed like any
+// other, and the server goes on making spares for the size.
+TEST(ShmPool, KilledClientsPooledLoansAreReclaimed) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client observer(server.tcp_address());
+  {
+    Client warm(shm_options(server));
+    TensorLoan first = warm.loan(2 << 20);  // a miss: the size class is learnt
+    ASSERT_TRUE(first.shared());
+  }
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  pid_t child = fork_holder([&](const std::function<void(bool)>& ready) {
+    Client client(shm_options(server));
+    TensorLoan a = client.loan(2 << 20);
+    TensorLoan b = client.loan(2 << 20);
+    std::memset(a.bytes().data(), 1, a.size());
+    ready(a.shared() && b.shared());
+  });
+  EXPECT_EQ(info_field(observer, "shm_pool_hits"), 2);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 2);
+  EXPECT_EQ(info_field(observer, "shm_used"), 4 << 20);
+
+  kill_holder(child);
+  EXPECT_TRUE(eventually_equals(observer, "shm_attached_clients", 0));
+  EXPECT_EQ(info_field(observer, "shm_loans"), 0);
+  EXPECT_EQ(info_field(observer, "shm_used"), 0);
+  EXPECT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  EXPECT_EQ(info_field(observer, "shm_files"), 2);  // the spares, nothing else
 }
 
 TEST(ShmLimits, DisabledServerAndTcpUseTheSocket) {

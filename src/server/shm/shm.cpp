@@ -68,10 +68,11 @@ ShmSegment::~ShmSegment() {
   counters_->segments.fetch_sub(1, std::memory_order_relaxed);
 }
 
-ShmLoan::ShmLoan(int fd, std::size_t size, ShmReservation reservation, MemoryReservation memory,
-                 std::shared_ptr<ShmCounters> counters)
+ShmLoan::ShmLoan(int fd, std::size_t size, std::size_t file_size, ShmReservation reservation,
+                 MemoryReservation memory, std::shared_ptr<ShmCounters> counters)
     : fd_(fd),
       size_(size),
+      file_size_(file_size),
       reservation_(std::move(reservation)),
       memory_(std::move(memory)),
       counters_(std::move(counters)) {
@@ -92,9 +93,19 @@ std::uint64_t random_id_start() {
 SharedMemory::SharedMemory(std::size_t capacity)
     : capacity_(capacity),
       max_files_(capacity > 0 ? file_budget() : 0),
-      counters_(std::make_shared<ShmCounters>()) {}
+      counters_(std::make_shared<ShmCounters>()),
+      spares_(capacity > 0 ? std::make_unique<ShmSparePool>(counters_, capacity_, max_files_)
+                           : nullptr) {}
 
 std::optional<ShmReservation> SharedMemory::reserve(std::size_t bytes, std::string* error) {
+  if (std::optional<ShmReservation> reservation = try_reserve(bytes, error)) return reservation;
+  // Spares are made ahead for speed, never at the cost of a value: drop them and try again.
+  if (!spares_ || spares_->drop_all() == 0) return std::nullopt;
+  counters_->total_refusals.fetch_sub(1, std::memory_order_relaxed);
+  return try_reserve(bytes, error);
+}
+
+std::optional<ShmReservation> SharedMemory::try_reserve(std::size_t bytes, std::string* error) {
   if (counters_->files.fetch_add(1, std::memory_order_relaxed) >= max_files_) {
     counters_->files.fetch_sub(1, std::memory_order_relaxed);
     counters_->total_refusals.fetch_add(1, std::memory_order_relaxed);
@@ -119,8 +130,14 @@ std::optional<ShmReservation> SharedMemory::reserve(std::size_t bytes, std::stri
 
 std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, MemoryReservation memory,
                                             ShmFailure* failure, std::string* error) {
+  const std::size_t file_size = ShmSparePool::file_size_for(size);
+  if (int spare = spares_ ? spares_->take(file_size) : -1; spare >= 0) {
+    *failure = ShmFailure::kNone;  // its room and file were counted when it was made
+    return std::make_unique<ShmLoan>(spare, size, file_size, ShmReservation(counters_, file_size),
+                                     std::move(memory), counters_);
+  }
   *failure = ShmFailure::kFull;
-  auto reservation = reserve(size, error);
+  auto reservation = reserve(file_size, error);
   if (!reservation) return nullptr;
   *failure = ShmFailure::kSystem;
   // No name anyone could guess or open: the descriptor is the only way in, and it is handed only
@@ -131,14 +148,15 @@ std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, MemoryReservation 
     return nullptr;
   }
   // Sealing the size now means a client can never shrink the file under the server's mapping.
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+  if (::ftruncate(fd, static_cast<off_t>(file_size)) != 0 ||
       ::fcntl(fd, F_ADD_SEALS, kSizeSeals) != 0) {
     *error = "ERR " + errno_text("sizing the loan");
     ::close(fd);
     return nullptr;
   }
   *failure = ShmFailure::kNone;
-  return std::make_unique<ShmLoan>(fd, size, std::move(*reservation), std::move(memory), counters_);
+  return std::make_unique<ShmLoan>(fd, size, file_size, std::move(*reservation), std::move(memory),
+                                   counters_);
 }
 
 std::optional<Buffer> SharedMemory::seal(std::unique_ptr<ShmLoan> loan, std::string* error) {
@@ -153,7 +171,7 @@ std::optional<Buffer> SharedMemory::seal(std::unique_ptr<ShmLoan> loan, std::str
   int seals = ::fcntl(fd, F_GET_SEALS);
   struct stat info {};
   if (seals < 0 || (static_cast<unsigned>(seals) & kAllSeals) != kAllSeals ||
-      ::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) != loan->size_) {
+      ::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) != loan->file_size_) {
     *error = "ERR the loan's file was altered";
     return std::nullopt;
   }

@@ -17,14 +17,19 @@
 #include <utility>
 
 #include "common/buffer.hpp"
+#include "server/shm/spare_pool.hpp"
 #include "server/store/memory_reservation.hpp"
 
 namespace slipstream::server {
 
 /// Figures for INFO memory / stats. Relaxed atomics: figures, not synchronisation.
 struct ShmCounters {
-  std::atomic<std::size_t> used_bytes{0};       ///< live segments + outstanding loans
-  std::atomic<std::uint64_t> files{0};          ///< memfds open (segments + loans)
+  std::atomic<std::size_t> used_bytes{0};       ///< live segments + outstanding loans + spares
+  std::atomic<std::uint64_t> files{0};          ///< memfds open (segments + loans + spares)
+  std::atomic<std::size_t> spare_bytes{0};      ///< of used_bytes: spares made ahead (ShmSparePool)
+  std::atomic<std::uint64_t> spares{0};         ///< of files: spares made ahead
+  std::atomic<std::uint64_t> pool_hits{0};      ///< loans handed out from a spare
+  std::atomic<std::uint64_t> pool_misses{0};    ///< loans whose file was made on the spot
   std::atomic<std::uint64_t> segments{0};       ///< live sealed segments
   std::atomic<std::uint64_t> writer_segments{0};  ///< live stream writer segments
   std::atomic<std::uint64_t> loans{0};          ///< loans lent and not yet committed or released
@@ -80,8 +85,9 @@ class ShmSegment final : public BufferStorage {
 /// it is lent: pages a client is filling are server memory even before they are a value.
 class ShmLoan {
  public:
-  ShmLoan(int fd, std::size_t size, ShmReservation reservation, MemoryReservation memory,
-          std::shared_ptr<ShmCounters> counters);
+  /// `size` is the loan's bytes; its file may be larger (`file_size`, whole pages).
+  ShmLoan(int fd, std::size_t size, std::size_t file_size, ShmReservation reservation,
+          MemoryReservation memory, std::shared_ptr<ShmCounters> counters);
   ~ShmLoan();
   ShmLoan(const ShmLoan&) = delete;
   ShmLoan& operator=(const ShmLoan&) = delete;
@@ -96,6 +102,7 @@ class ShmLoan {
   friend class SharedMemory;
   int fd_;
   std::size_t size_;
+  std::size_t file_size_;
   std::optional<ShmReservation> reservation_;
   MemoryReservation memory_;
   std::shared_ptr<ShmCounters> counters_;
@@ -147,6 +154,7 @@ enum class ShmFailure { kNone, kFull, kSystem };
 
 /// The server's shared-memory pool: creates loans and segments, bounded by a byte capacity
 /// (--shm-size) and by a number of open memfds (half the process's file-descriptor limit).
+/// Loans come from spares made ahead of demand (ShmSparePool) when one of the size is ready.
 class SharedMemory {
  public:
   /// `capacity` 0 disables the fast path.
@@ -184,13 +192,16 @@ class SharedMemory {
   static const ShmSegment* segment_of(const Buffer& buffer) noexcept;
 
  private:
-  // Reserves `bytes` and one file; nullopt (and a refusal counted) when either limit is reached.
+  // Reserves `bytes` and one file, dropping the spares if that makes room; nullopt (and a
+  // refusal counted) when either limit is reached.
   std::optional<ShmReservation> reserve(std::size_t bytes, std::string* error);
+  std::optional<ShmReservation> try_reserve(std::size_t bytes, std::string* error);
 
   std::size_t capacity_;
   std::size_t max_files_;
   std::shared_ptr<ShmCounters> counters_;
   std::atomic<std::uint64_t> next_writer_segment_{random_id_start()};
+  std::unique_ptr<ShmSparePool> spares_;  // last: its thread stops before the rest goes
 };
 
 /// One connection's loans and leases, created by SS.SHM.ATTACH. Destroying it (when the
