@@ -259,6 +259,27 @@ TEST_F(ShmTest, ViewOfSocketStoredTensorIsACopy) {
   EXPECT_TRUE(std::equal(values.begin(), values.end(), view.data<std::int32_t>().begin()));
   EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies + 1);
   EXPECT_THROW(view.data<float>(), InvalidArgumentError);
+
+  // The copy became the key's storage: later views and unpacks of the value copy nothing, the
+  // key's type, shape and bytes are unchanged on the socket, and a socket write starts over.
+  const std::int64_t views = info_field(tcp, "shm_views");
+  TensorView again = shm.view_tensor(unique("t"));
+  EXPECT_TRUE(std::equal(values.begin(), values.end(), again.data<std::int32_t>().begin()));
+  std::vector<std::int32_t> out(1000);
+  shm.unpack_tensor<std::int32_t>(unique("t"), out);
+  EXPECT_EQ(out, values);
+  EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies + 1);
+  EXPECT_EQ(info_field(tcp, "shm_views"), views + 2);
+  Tensor via_tcp = tcp.get_tensor(unique("t"));
+  EXPECT_EQ(std::vector<std::int64_t>(via_tcp.shape().begin(), via_tcp.shape().end()),
+            (std::vector<std::int64_t>{10, 100}));
+  EXPECT_EQ(std::memcmp(via_tcp.bytes().data(), values.data(), 4000), 0);
+  values[3] = -1;
+  tcp.put_tensor<std::int32_t>(unique("t"), values, std::vector<std::int64_t>{10, 100});
+  TensorView fresh = shm.view_tensor(unique("t"));
+  EXPECT_EQ(fresh.data<std::int32_t>()[3], -1);
+  EXPECT_EQ(again.data<std::int32_t>()[3], 10);  // the earlier view keeps its bytes
+  EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies + 2);
 }
 
 TEST_F(ShmTest, ErrorsAndUncommittedLoans) {

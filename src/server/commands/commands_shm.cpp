@@ -170,7 +170,8 @@ Outcome commit(CommandContext& c) {
 
 // SS.SHM.VIEW key -> [id, type, [dims], bytes], with the memfd holding the bytes passed
 // alongside. A tensor stored through the socket (heap memory) is first copied into a segment
-// that only this lease holds: one copy, counted in shm_view_copies.
+// (one copy, counted in shm_view_copies), which then becomes the key's storage, so the next view
+// of the same value costs no copy.
 Outcome view(CommandContext& c) {
   ShmSession* session = attached(c);
   if (session == nullptr) return Outcome::kDone;
@@ -200,9 +201,11 @@ Outcome view(CommandContext& c) {
       c.reply.error(error);
       return Outcome::kDone;
     }
-    auto held = std::make_shared<Buffer>(std::move(*copy));
-    segment = SharedMemory::segment_of(*held);
-    owner = std::move(held);
+    segment = SharedMemory::segment_of(*copy);
+    auto moved = std::make_shared<Value>(Tensor{tensor.dtype, tensor.shape, std::move(*copy)});
+    owner = moved;
+    // If the key was written meanwhile, the copy serves this lease alone.
+    c.server.keyspace().replace_unseen(c.arg(1), value.get(), std::move(moved));
     shm.counters()->total_view_copies.fetch_add(1, std::memory_order_relaxed);
   }
   c.reply.pass_fd(segment->fd(), owner);

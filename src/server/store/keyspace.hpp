@@ -94,6 +94,11 @@ class Keyspace {
   /// when the copy's bytes would take used_memory() over --maxmemory.
   MoveResult copy(std::string_view from, std::string_view to, bool replace);
 
+  /// Replaces `key`'s value by `replacement` if the key still holds `expected`, without waking
+  /// waiters or write listeners: for a change no reader can see (the same tensor's bytes moved
+  /// into shared memory). False if the key changed meanwhile.
+  bool replace_unseen(std::string_view key, const Value* expected,
+                      std::shared_ptr<Value> replacement);
   /// Runs `fn(MutableSlot&)` with the key's shard locked and returns its result. `fn` must be
   /// short and must not call back into the keyspace.
   template <typename Fn>
