@@ -65,6 +65,8 @@ class ServerChild {
   ServerChild& operator=(const ServerChild&) = delete;
 
   const std::string& name() const { return name_; }
+  /// The child's process id: the server itself, or a wrapper such as taskset that execs it.
+  pid_t pid() const { return pid_; }
   int port() const { return listen_.port; }
   const std::string& socket() const { return listen_.socket; }
 
