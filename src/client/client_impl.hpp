@@ -203,6 +203,14 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// SS.SHM.VIEW: the lease of `key`'s bytes with its descriptor (the caller closes it and
   /// gives the lease back); nullopt if the socket must be used.
   std::optional<client::ShmLease> shm_lease(const std::string& key);
+  /// Reads one SS.SHM.VIEW / SS.SHM.LOAN reply (taking the descriptor passed with it).
+  client::ShmLeaseReply read_lease(client::Connection& connection);
+  client::ShmLoanReply read_loan(client::Connection& connection);
+  /// put_tensors / get_tensors through shared memory, standalone: the tensors that qualify go in
+  /// two round trips (all loans, then all commits with the rest sent on the socket), or are
+  /// leased in one; false when the fast path is not used at all (the caller's socket batch).
+  bool shm_put_batch(std::span<const std::string> keys, std::span<const TensorRef> tensors);
+  bool shm_get_batch(std::span<const std::string> keys, std::vector<Tensor>& out);
   /// Copies a lease's bytes into `out` (at least lease.bytes), then closes its descriptor and
   /// gives it back.
   void shm_read(client::ShmLease& lease, std::byte* out);

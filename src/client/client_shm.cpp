@@ -237,31 +237,28 @@ bool Client::Impl::send_shm_releases(client::Connection& connection) {
 
 // ---- Impl: loans --------------------------------------------------------------------------------
 
+client::ShmLoanReply Client::Impl::read_loan(client::Connection& c) {
+  client::ShmLoanReply result;
+  Reply reply = c.read_reply();
+  if (reply.is_error()) {
+    result.error = reply.string;
+  } else if (!reply.is_integer() || reply.integer <= 0) {
+    c.protocol_error("SS.SHM.LOAN did not reply a loan id");
+  } else {
+    result.fd = c.take_fd();
+    result.id = static_cast<std::uint64_t>(reply.integer);
+    result.generation = shm_->current_generation();
+  }
+  return result;
+}
+
 std::optional<TensorLoan> Client::Impl::shm_lend(std::size_t bytes, bool map) {
   Request request;
   request.command(2);
   request.arg("SS.SHM.LOAN");
   request.arg(static_cast<std::int64_t>(bytes));
-  struct Lent {
-    std::string error;
-    int fd = -1;
-    std::uint64_t id = 0;
-    std::uint64_t generation = 0;
-  };
-  Lent lent = exchange(Route::any(), request, [&](client::Connection& c) {
-    Lent result;
-    Reply reply = c.read_reply();
-    if (reply.is_error()) {
-      result.error = reply.string;
-    } else if (!reply.is_integer() || reply.integer <= 0) {
-      c.protocol_error("SS.SHM.LOAN did not reply a loan id");
-    } else {
-      result.fd = c.take_fd();
-      result.id = static_cast<std::uint64_t>(reply.integer);
-      result.generation = shm_->current_generation();
-    }
-    return result;
-  });
+  using Lent = client::ShmLoanReply;
+  Lent lent = exchange(Route::any(), request, [&](client::Connection& c) { return read_loan(c); });
   if (!lent.error.empty()) {
     if (is_pool_full(lent.error)) return std::nullopt;
     client::throw_server_error(lent.error, "shared-memory loan of " + std::to_string(bytes) +
@@ -354,48 +351,47 @@ bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
 
 // ---- Impl: views --------------------------------------------------------------------------------
 
+client::ShmLeaseReply Client::Impl::read_lease(client::Connection& c) {
+  client::ShmLeaseReply result;
+  client::ShmLease& lease = result.lease;
+  Reply reply = c.read_reply();
+  if (reply.is_error()) {
+    result.error = reply.string;
+    return result;
+  }
+  // [id, type, [dims], bytes], with the memfd passed alongside.
+  if (!reply.is_array() || reply.elements.size() != 4 || !reply.elements[0].is_integer() ||
+      !reply.elements[2].is_array() || !reply.elements[3].is_integer()) {
+    c.protocol_error("malformed SS.SHM.VIEW reply");
+  }
+  lease.fd = c.take_fd();
+  lease.id = static_cast<std::uint64_t>(reply.elements[0].integer);
+  lease.generation = shm_->current_generation();
+  auto dtype = parse_dtype(reply.elements[1].string);
+  std::size_t expected = 0;
+  try {
+    if (!dtype) throw InvalidArgumentError("unknown dtype");
+    lease.dtype = *dtype;
+    for (const auto& d : reply.elements[2].elements) lease.shape.push_back(d.integer);
+    expected = element_count(lease.shape) * dtype_size(lease.dtype);
+  } catch (const InvalidArgumentError& e) {
+    ::close(lease.fd);
+    c.protocol_error(std::string("SS.SHM.VIEW reply describes an invalid tensor: ") + e.what());
+  }
+  lease.bytes = static_cast<std::size_t>(reply.elements[3].integer);
+  if (lease.bytes != expected) {
+    ::close(lease.fd);
+    c.protocol_error("SS.SHM.VIEW reply size does not match its shape");
+  }
+  return result;
+}
+
 std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key) {
   if (!shm_->active()) return std::nullopt;
   Request request;
   request.command({"SS.SHM.VIEW", key});
-  struct Leased {
-    std::string error;
-    client::ShmLease lease;
-  };
-  Leased leased = exchange(Route(key), request, [&](client::Connection& c) {
-    Leased result;
-    client::ShmLease& lease = result.lease;
-    Reply reply = c.read_reply();
-    if (reply.is_error()) {
-      result.error = reply.string;
-      return result;
-    }
-    // [id, type, [dims], bytes], with the memfd passed alongside.
-    if (!reply.is_array() || reply.elements.size() != 4 || !reply.elements[0].is_integer() ||
-        !reply.elements[2].is_array() || !reply.elements[3].is_integer()) {
-      c.protocol_error("malformed SS.SHM.VIEW reply");
-    }
-    lease.fd = c.take_fd();
-    lease.id = static_cast<std::uint64_t>(reply.elements[0].integer);
-    lease.generation = shm_->current_generation();
-    auto dtype = parse_dtype(reply.elements[1].string);
-    std::size_t expected = 0;
-    try {
-      if (!dtype) throw InvalidArgumentError("unknown dtype");
-      lease.dtype = *dtype;
-      for (const auto& d : reply.elements[2].elements) lease.shape.push_back(d.integer);
-      expected = element_count(lease.shape) * dtype_size(lease.dtype);
-    } catch (const InvalidArgumentError& e) {
-      ::close(lease.fd);
-      c.protocol_error(std::string("SS.SHM.VIEW reply describes an invalid tensor: ") + e.what());
-    }
-    lease.bytes = static_cast<std::size_t>(reply.elements[3].integer);
-    if (lease.bytes != expected) {
-      ::close(lease.fd);
-      c.protocol_error("SS.SHM.VIEW reply size does not match its shape");
-    }
-    return result;
-  });
+  client::ShmLeaseReply leased =
+      exchange(Route(key), request, [&](client::Connection& c) { return read_lease(c); });
   if (!leased.error.empty()) {
     if (is_pool_full(leased.error)) {
       shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -502,6 +498,180 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
   }
   shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
   return shape;
+}
+
+// ---- Impl: batches -------------------------------------------------------------------------------
+
+bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
+                                 std::span<const TensorRef> tensors) {
+  if (clustered_ || !shm_->active()) return false;
+  const std::size_t count = tensors.size();
+  std::vector<std::size_t> loaned;  // the tensors that go through shared memory
+  for (std::size_t i = 0; i < count; ++i) {
+    const TensorRef& t = tensors[i];
+    if (t.bytes < options_.shared_memory_min_bytes || t.bytes < options_.shared_memory_put_min_bytes ||
+        t.bytes == 0 || t.data == nullptr) {
+      continue;
+    }
+    if (t.bytes == element_count(t.shape) * dtype_size(t.dtype)) loaned.push_back(i);
+  }
+  if (loaned.empty()) return false;
+
+  // Round trip 1: a loan for each. A loan the pool cannot give sends its tensor on the socket.
+  Request lend;
+  for (std::size_t i : loaned) {
+    lend.command(2);
+    lend.arg("SS.SHM.LOAN");
+    lend.arg(static_cast<std::int64_t>(tensors[i].bytes));
+  }
+  std::vector<TensorLoan> loans(count);  // given back by their destructors if anything throws
+  auto lent = [&](std::size_t i) { return ShmAccess::id(loans[i]) != 0; };  // not mapped: no data()
+  std::vector<std::string> errors(count);
+  exchange(Route::any(), lend, [&](client::Connection& c) {
+    for (std::size_t i : loaned) {
+      client::ShmLoanReply reply = read_loan(c);
+      if (!reply.error.empty()) {
+        if (is_pool_full(reply.error)) {
+          shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          errors[i] = std::move(reply.error);
+        }
+        continue;
+      }
+      ShmAccess::set_shared(loans[i], nullptr, reply.fd, tensors[i].bytes, reply.id,
+                            reply.generation, shm_);
+    }
+  });
+
+  // The one copy of each, straight into its loan (pwrite needs no mapping, so nothing is left
+  // mapped writable for the seal), or transposed through a mapping that is gone before commit.
+  for (std::size_t i : loaned) {
+    if (!lent(i)) continue;
+    const TensorRef& t = tensors[i];
+    const int fd = ShmAccess::fd(loans[i]);
+    if (t.order == MemoryOrder::kFortran && t.shape.size() > 1) {
+      void* mapping = ::mmap(nullptr, t.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                             fd, 0);
+      if (mapping == MAP_FAILED) {
+        throw ConnectionError(std::string("cannot map a shared-memory loan: ") +
+                              std::strerror(errno));
+      }
+      fortran_to_c(static_cast<const std::byte*>(t.data), static_cast<std::byte*>(mapping),
+                   dtype_size(t.dtype), t.shape);
+      ::munmap(mapping, t.bytes);
+    } else {
+      client::write_all(fd, static_cast<const std::byte*>(t.data), t.bytes);
+    }
+  }
+
+  // Round trip 2: the commits, and every other tensor on the socket, in the callers' order.
+  Request put;
+  std::vector<std::size_t> sent;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!errors[i].empty()) continue;
+    sent.push_back(i);
+    if (!lent(i)) {
+      add_tensor_set(put, keys[i], tensors[i]);
+      continue;
+    }
+    put.command(4 + tensors[i].shape.size());
+    put.arg("SS.SHM.COMMIT");
+    put.arg(static_cast<std::int64_t>(ShmAccess::id(loans[i])));
+    put.arg(keys[i]);
+    put.arg(dtype_name(tensors[i].dtype));
+    for (auto d : tensors[i].shape) put.arg(d);
+  }
+  std::vector<std::size_t> resend;  // loans whose connection was replaced in between
+  if (!sent.empty()) {
+    exchange(Route::any(), put, [&](client::Connection& c) {
+      for (std::size_t i : sent) {
+        Reply reply = c.read_reply();
+        const bool shared = lent(i);
+        if (shared) ShmAccess::forget(loans[i], false);  // consumed, whatever the answer
+        if (shared && reply.is_error() && reply.string.starts_with("ERR no such loan")) {
+          resend.push_back(i);
+        } else if (reply.is_error()) {
+          errors[i] = reply.string;
+        } else {
+          (shared ? shm_->shm_puts : shm_->socket_puts).fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    });
+  }
+  if (!resend.empty()) {
+    Request again;
+    for (std::size_t i : resend) add_tensor_set(again, keys[i], tensors[i]);
+    exchange(Route::any(), again, [&](client::Connection& c) {
+      for (std::size_t i : resend) {
+        Reply reply = c.read_reply();
+        if (reply.is_error()) errors[i] = reply.string;
+        shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+        shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!errors[i].empty()) client::throw_server_error(errors[i], quoted("put tensor", keys[i]));
+  }
+  return true;
+}
+
+bool Client::Impl::shm_get_batch(std::span<const std::string> keys, std::vector<Tensor>& out) {
+  if (clustered_ || !shm_->active() || keys.empty()) return false;
+  Request request;
+  for (const std::string& key : keys) request.command({"SS.SHM.VIEW", key});
+  std::vector<client::ShmLeaseReply> leased;
+  // Leases are closed and given back however this ends.
+  auto give_back_from = [&](std::size_t first) {
+    for (std::size_t i = first; i < leased.size(); ++i) {
+      if (!leased[i].error.empty() || leased[i].lease.fd < 0) continue;
+      ::close(leased[i].lease.fd);
+      leased[i].lease.fd = -1;
+      shm_->give_back(leased[i].lease.generation, leased[i].lease.id);
+    }
+  };
+  try {
+    exchange(Route::any(), request, [&](client::Connection& c) {
+      for (std::size_t i = 0; i < keys.size(); ++i) leased.push_back(read_lease(c));
+    });
+  } catch (...) {
+    give_back_from(0);
+    throw;
+  }
+  std::vector<std::size_t> socket;  // leases the pool could not give: read on the socket
+  std::size_t failed = keys.size();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    client::ShmLeaseReply& reply = leased[i];
+    if (!reply.error.empty()) {
+      if (is_pool_full(reply.error)) {
+        shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+        socket.push_back(i);
+      } else if (failed == keys.size()) {
+        failed = i;
+      }
+      continue;
+    }
+    try {
+      out[i] = Tensor::uninitialized(reply.lease.dtype, reply.lease.shape);
+      shm_read(reply.lease, out[i].mutable_bytes().data());
+    } catch (...) {
+      give_back_from(i);
+      throw;
+    }
+    shm_->shm_gets.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!socket.empty()) {
+    Request get;
+    for (std::size_t i : socket) add_tensor_get(get, keys[i]);
+    exchange(Route::any(), get, [&](client::Connection& c) {
+      for (std::size_t i : socket) out[i] = read_tensor(c, keys[i]);
+    });
+    shm_->socket_gets.fetch_add(socket.size(), std::memory_order_relaxed);
+  }
+  if (failed < keys.size()) {
+    client::throw_server_error(leased[failed].error, quoted("get tensor", keys[failed]));
+  }
+  return true;
 }
 
 // ---- Client -------------------------------------------------------------------------------------

@@ -186,6 +186,7 @@ void Client::put_tensors(std::span<const TensorRef> tensors) {
   std::vector<std::string> keys;
   keys.reserve(tensors.size());
   for (const auto& t : tensors) keys.push_back(impl_->tensor_key(t.name, false));
+  if (impl_->shm_put_batch(keys, tensors)) return;
   impl_->exchange_batch(
       tensors.size(), [&](std::size_t i) { return Route(keys[i]); },
       [&](Request& request, std::size_t i) { Impl::add_tensor_set(request, keys[i], tensors[i]); },
@@ -202,6 +203,7 @@ std::vector<Tensor> Client::get_tensors(std::span<const std::string> names) {
   if (names.empty()) return tensors;
   std::vector<std::string> keys;
   for (const auto& name : names) keys.push_back(impl_->tensor_key(name, true));
+  if (impl_->shm_get_batch(keys, tensors)) return tensors;
   impl_->exchange_batch(
       names.size(), [&](std::size_t i) { return Route(keys[i]); },
       [&](Request& request, std::size_t i) { Impl::add_tensor_get(request, keys[i]); },

@@ -71,6 +71,20 @@ struct ShmLease {
   std::size_t bytes = 0;
 };
 
+/// SS.SHM.VIEW's reply: a lease, or the server's error.
+struct ShmLeaseReply {
+  std::string error;
+  ShmLease lease;
+};
+
+/// SS.SHM.LOAN's reply: a loan's descriptor and id, or the server's error.
+struct ShmLoanReply {
+  std::string error;
+  int fd = -1;
+  std::uint64_t id = 0;
+  std::uint64_t generation = 0;
+};
+
 /// Reads the fields of loans and views; defined in client_shm.cpp.
 struct ShmAccess;
 

@@ -282,6 +282,53 @@ TEST_F(ShmTest, ViewOfSocketStoredTensorIsACopy) {
   EXPECT_EQ(info_field(tcp, "shm_view_copies"), copies + 2);
 }
 
+// put_tensors / get_tensors: the large tensors through shared memory (all loans in one round
+// trip, all commits in another), the small ones on the socket, in one batch; a Fortran-order
+// tensor transposed into its loan; a missing key fails the batch after the rest is read.
+TEST_F(ShmTest, BatchesUseSharedMemory) {
+  ClientOptions options = shm_options(server(), 64 << 10);
+  Client shm(options);
+  Client tcp(server().tcp_address());
+  const std::vector<std::int64_t> big_shape{256, 128}, small_shape{10};
+  std::vector<double> a(256 * 128), b(256 * 128), small(10);
+  std::iota(a.begin(), a.end(), 0.5);
+  std::iota(b.begin(), b.end(), -3.0);
+  std::iota(small.begin(), small.end(), 100.0);
+  const std::string ka = unique("batch.a"), kb = unique("batch.b"), ks = unique("batch.s");
+  const std::vector<TensorRef> refs{
+      TensorRef::of<double>(ka, a, big_shape),
+      TensorRef::of<double>(ks, small, small_shape),
+      TensorRef::of<double>(kb, b, big_shape, MemoryOrder::kFortran)};
+  const ClientStats before = shm.stats();
+  shm.put_tensors(refs);
+  ClientStats after = shm.stats();
+  EXPECT_EQ(after.shm_puts - before.shm_puts, 2u);
+  EXPECT_EQ(after.socket_puts - before.socket_puts, 1u);
+  EXPECT_EQ(after.fallbacks, before.fallbacks);
+
+  Tensor via_tcp = tcp.get_tensor(ka);
+  EXPECT_EQ(std::memcmp(via_tcp.bytes().data(), a.data(), a.size() * 8), 0);
+  Tensor b_tcp = tcp.get_tensor(kb);  // stored in C order: element (i, j) is b[i + 256 * j]
+  EXPECT_EQ(b_tcp.data<double>()[1 * 128 + 2], b[1 + 256 * 2]);
+  EXPECT_EQ(tcp.get_tensor(ks).data<double>()[9], 109.0);
+
+  const std::vector<std::string> names{ka, ks, kb};
+  std::vector<Tensor> got = shm.get_tensors(names);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(std::memcmp(got[0].bytes().data(), a.data(), a.size() * 8), 0);
+  EXPECT_EQ(got[1].data<double>()[0], 100.0);
+  EXPECT_EQ(std::memcmp(got[2].bytes().data(), b_tcp.bytes().data(), b.size() * 8), 0);
+  EXPECT_EQ(shm.stats().shm_gets - after.shm_gets, 3u);
+
+  const std::vector<std::string> with_missing{ka, unique("batch.missing"), kb};
+  EXPECT_THROW(shm.get_tensors(with_missing), KeyNotFoundError);
+  EXPECT_EQ(info_field(tcp, "shm_loans"), 0);
+  // Everything leased was given back (with the next request).
+  tcp.command({"PING"});
+  shm.command({"PING"});
+  EXPECT_TRUE(eventually_equals(tcp, "shm_leases", 0));
+}
+
 TEST_F(ShmTest, ErrorsAndUncommittedLoans) {
   Client shm(shm_options(server()));
   EXPECT_THROW(shm.view_tensor(unique("missing")), KeyNotFoundError);
