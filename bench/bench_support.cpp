@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <latch>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -210,6 +211,13 @@ std::string cpu_model() {
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   }
   return "unknown CPU";
+}
+
+std::string load_average() {
+  std::istringstream fields(read_file("/proc/loadavg"));
+  std::string one, five, fifteen;
+  if (!(fields >> one >> five >> fifteen)) return "unknown";
+  return one + " " + five + " " + fifteen;
 }
 
 std::string command_line(int argc, char** argv) {

@@ -121,6 +121,9 @@ std::string size_label(std::size_t bytes);
 /// The "model name" of the first CPU in /proc/cpuinfo, or "unknown CPU".
 std::string cpu_model();
 
+/// The 1, 5 and 15 minute load averages of /proc/loadavg, as "0.52 0.58 0.59".
+std::string load_average();
+
 /// argv joined by spaces, to print the command that made a table.
 std::string command_line(int argc, char** argv);
 

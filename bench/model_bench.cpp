@@ -9,7 +9,15 @@
 // LocalModel::run into the caller's output buffer. Each repetition runs every cell once, in turn
 // (interleaved, so drifts in machine load hit all alike); figures are medians over repetitions. A
 // benchmark, not a test: it never fails on a figure.
+//
+// Two anchors run in the same repetitions: a bare round trip of one byte over a Unix socketpair
+// between this process and a forked child (the floor any server call pays, twice over for a
+// sandboxed run: client to server, server to its model worker), and a PING to the server (one
+// round trip plus command parsing and dispatch, no model).
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -39,6 +47,7 @@ using slipstream::bench::Clock;
 using slipstream::bench::cpu_model;
 using slipstream::bench::format_number;
 using slipstream::bench::Listen;
+using slipstream::bench::load_average;
 using slipstream::bench::percentile;
 using slipstream::bench::read_file;
 using slipstream::bench::ServerChild;
@@ -152,6 +161,50 @@ struct Batch {
 
 enum Method { kLocal, kServerOn, kServerRun, kMethods };
 
+/// A forked child that echoes every byte it reads on one end of a socketpair, until it is closed.
+class EchoChild {
+ public:
+  EchoChild() {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+      throw std::runtime_error("socketpair failed");
+    }
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {  // only async-signal-safe calls from here: the parent has threads
+      ::close(ends[0]);
+      char byte[64];
+      while (true) {
+        const ssize_t n = ::read(ends[1], byte, sizeof byte);
+        if (n <= 0 || ::write(ends[1], byte, static_cast<std::size_t>(n)) != n) ::_exit(0);
+      }
+    }
+    ::close(ends[1]);
+    fd_ = ends[0];
+  }
+  ~EchoChild() {
+    ::close(fd_);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  EchoChild(const EchoChild&) = delete;
+  EchoChild& operator=(const EchoChild&) = delete;
+
+  /// One byte there and back.
+  void round_trip() const {
+    char byte = 1;
+    if (::write(fd_, &byte, 1) != 1 || ::read(fd_, &byte, 1) != 1) {
+      throw std::runtime_error("the echo child is gone");
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+enum Anchor { kSocketPair, kPing, kAnchors };
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,7 +309,15 @@ int main(int argc, char** argv) {
       });
     };
 
+    const EchoChild echo;
+    auto run_anchor = [&](Anchor anchor) {
+      if (anchor == kSocketPair) return measure(1, settings, [&](int) { echo.round_trip(); });
+      return measure(1, settings, [&](int) { client.command({"PING"}); });
+    };
+
+    const std::string load_at_start = load_average();
     const auto started = Clock::now();
+    std::vector<std::vector<Figures>> anchor_runs(kAnchors);
     std::vector<std::vector<std::vector<Figures>>> cell_runs(
         batches.size(), std::vector<std::vector<Figures>>(kMethods));
     std::vector<std::vector<Figures>> concurrent_runs(kConcurrent);
@@ -267,6 +328,10 @@ int main(int argc, char** argv) {
     for (int rep = -1; rep < settings.repetitions; ++rep) {  // rep -1: unmeasured warm-up
       const Settings saved = settings;
       if (rep < 0) settings = warm_up;
+      for (int a = 0; a < kAnchors; ++a) {
+        Figures f = run_anchor(static_cast<Anchor>(a));
+        if (rep >= 0) anchor_runs[a].push_back(f);
+      }
       for (std::size_t i = 0; i < batches.size(); ++i) {
         for (int m = 0; m < kMethods; ++m) {
           Figures f = run_cell(i, static_cast<Method>(m));
@@ -284,6 +349,7 @@ int main(int argc, char** argv) {
       settings = saved;
     }
     const double total_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    const std::string load_at_end = load_average();
 
     // ---- Report ----
     std::string extra;
@@ -291,8 +357,11 @@ int main(int argc, char** argv) {
     std::printf("Machine: %s, %u hardware threads. Server: %s over its Unix socket%s%s.\n",
                 cpu_model().c_str(), std::thread::hardware_concurrency(), binary.c_str(),
                 extra.empty() ? "" : ", with", extra.c_str());
-    std::printf("%d repetitions of %.2f s per cell, medians; %.0f s in all.\n\n",
-                settings.repetitions, settings.seconds, total_seconds);
+    std::printf(
+        "%d repetitions of %.2f s per cell, medians; %.0f s in all. Load average %s at start, %s "
+        "at end.\n\n",
+        settings.repetitions, settings.seconds, total_seconds, load_at_start.c_str(),
+        load_at_end.c_str());
     std::printf("One caller (latency p50 in us; throughput in cells/s):\n\n");
     std::printf(
         "| cells | in-process p50 | server run_model_on p50 | server run_model p50 | "
@@ -312,6 +381,12 @@ int main(int argc, char** argv) {
                   format_number(on.calls_per_second * cells).c_str(),
                   on.calls_per_second / local_f.calls_per_second);
     }
+    std::printf("\nAnchors (round trip p50 in us):\n\n");
+    std::printf("| round trip | p50 |\n|---|---:|\n");
+    std::printf("| 1 byte over a Unix socketpair, to a forked child and back | %s |\n",
+                format_number(median_of(anchor_runs[kSocketPair]).p50_us).c_str());
+    std::printf("| PING to the server | %s |\n",
+                format_number(median_of(anchor_runs[kPing]).p50_us).c_str());
     const double cells = static_cast<double>(caller_cells);
     Figures unbatched = median_of(concurrent_runs[kUnbatched]);
     Figures batched = median_of(concurrent_runs[kBatched]);

@@ -42,6 +42,7 @@ namespace {
 using slipstream::bench::Clock;
 using slipstream::bench::cpu_model;
 using slipstream::bench::format_number;
+using slipstream::bench::load_average;
 using slipstream::bench::Listen;
 using slipstream::bench::ServerChild;
 using slipstream::bench::size_label;
@@ -113,14 +114,6 @@ void pin_to_core(int core) {
     throw std::system_error(errno, std::generic_category(),
                             "cannot pin to core " + std::to_string(core));
   }
-}
-
-/// The 1, 5 and 15 minute load averages of /proc/loadavg, as "0.52 0.58 0.59".
-std::string load_average() {
-  std::istringstream fields(slipstream::bench::read_file("/proc/loadavg"));
-  std::string one, five, fifteen;
-  if (!(fields >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
 }
 
 enum class Operation { kPut, kGet };
