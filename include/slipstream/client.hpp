@@ -63,11 +63,13 @@ struct ClientOptions {
   /// fast path is on: below it the extra round trip of a loan costs more than the copy it saves.
   /// Loans, views and get_tensor always use shared memory when it is on.
   std::size_t shared_memory_min_bytes = 256 * 1024;
-  /// Puts from a caller's buffer smaller than this use the socket even when the fast path is on:
-  /// a put into fresh shared memory pays the kernel's page allocation, which on the machines
-  /// measured (docs/performance.md) costs more than the socket copy below a few tens of MiB.
-  /// Loans (put_tensor of a TensorLoan) are not affected.
-  std::size_t shared_memory_put_min_bytes = std::size_t{128} << 20;
+  /// Puts from a caller's buffer (put_tensor, put_tensors) smaller than this use the socket even
+  /// when the fast path is on: a put into shared memory pays the kernel's work per 4 KiB page,
+  /// which on the machine measured (docs/performance.md) costs more than the socket copy at
+  /// 1 MiB and less from 16 MiB up. Where the kernel gives shared memory huge pages
+  /// (shmem_enabled "always" or "within_size"), shared memory wins from 1 MiB: set it lower
+  /// there. Loans (put_tensor of a TensorLoan) are not affected.
+  std::size_t shared_memory_put_min_bytes = std::size_t{16} << 20;
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.

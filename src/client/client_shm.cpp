@@ -509,8 +509,8 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
   std::vector<std::size_t> loaned;  // the tensors that go through shared memory
   for (std::size_t i = 0; i < count; ++i) {
     const TensorRef& t = tensors[i];
-    if (t.bytes < options_.shared_memory_min_bytes || t.bytes < options_.shared_memory_put_min_bytes ||
-        t.bytes == 0 || t.data == nullptr) {
+    if (t.bytes < options_.shared_memory_min_bytes ||
+        t.bytes < options_.shared_memory_put_min_bytes || t.bytes == 0 || t.data == nullptr) {
       continue;
     }
     if (t.bytes == element_count(t.shape) * dtype_size(t.dtype)) loaned.push_back(i);
