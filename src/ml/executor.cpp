@@ -95,6 +95,7 @@ Executor::~Executor() {
     stopping_ = true;
   }
   wake_.notify_all();
+  gather_wake_.notify_all();
   for (auto& worker : workers_) worker.join();
   for (auto& item : queue_) {
     if (item.execution && item.execution->cancel()) {
@@ -108,11 +109,17 @@ void Executor::submit(std::shared_ptr<Execution> execution) {
   if (execution->stats) {
     execution->stats->calls.fetch_add(1, std::memory_order_relaxed);
   }
+  bool gathering = false;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back({std::move(execution), nullptr});
+    gathering = gathering_ > 0;
   }
-  wake_.notify_all();  // a worker gathering a batch may be waiting for exactly this one
+  // One idle thread takes it: waking them all costs every other one a wake-up and a sleep for
+  // nothing, on the path of every single run.
+  wake_.notify_one();
+  // A thread gathering a batch may be waiting for exactly this one.
+  if (gathering) gather_wake_.notify_all();
 }
 
 void Executor::post(std::function<void()> task) {
@@ -131,7 +138,7 @@ std::size_t Executor::queued() const {
 bool Executor::cancel(Execution& execution) {
   if (!execution.cancel()) return false;
   { std::lock_guard lock(mutex_); }  // a gatherer is either waiting or will see the state
-  wake_.notify_all();
+  gather_wake_.notify_all();  // idle threads skip cancelled executions when they take them
   return true;
 }
 
@@ -180,9 +187,13 @@ void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
     if (settings.min_batch_timeout.count() > 0) {
       const auto deadline = first.enqueued + settings.min_batch_timeout;
       if (Clock::now() >= deadline) return;
-      wake_.wait_until(lock, deadline);
+      ++gathering_;
+      gather_wake_.wait_until(lock, deadline);
+      --gathering_;
     } else {
-      wake_.wait(lock);
+      ++gathering_;
+      gather_wake_.wait(lock);
+      --gathering_;
     }
   }
 }

@@ -117,7 +117,9 @@ class Executor {
                         std::chrono::steady_clock::time_point caller_deadline) const;
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;         // idle threads: something was queued
+  std::condition_variable gather_wake_;  // threads gathering a batch: queued or cancelled
+  unsigned gathering_ = 0;               // threads waiting on gather_wake_, guarded by mutex_
   std::deque<Item> queue_;  // guarded by mutex_
   bool stopping_ = false;   // guarded by mutex_
   std::vector<std::thread> workers_;
