@@ -133,7 +133,17 @@ std::optional<int> daemonize(const DaemonOptions& daemon, const server::ServerOp
               << log_since(log, log_start);
     return 1;
   }
-  if (!daemon.pid_file.empty()) write_pid_file(daemon.pid_file, pid);
+  if (!daemon.pid_file.empty()) {
+    try {
+      write_pid_file(daemon.pid_file, pid);
+    } catch (const std::exception& e) {
+      // Nobody could find or stop a server whose pid file was not written: it must not run on.
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, &status, 0);
+      throw std::runtime_error(std::string(e.what()) + "; stopped the server (pid " +
+                               std::to_string(pid) + ")");
+    }
+  }
   std::cout << "slipstream server ready on " << address << " (pid " << pid << ", log " << log
             << ")\n";
   return 0;

@@ -134,6 +134,20 @@ TEST_F(Daemonize, ReportsWhyTheServerDidNotStart) {
   EXPECT_FALSE(fs::exists(dir_ + "/server.pid"));
 }
 
+// The server started, but its pid file cannot be written: the command fails and the server it
+// started is stopped, not left running where nobody can find it.
+TEST_F(Daemonize, AnUnwritablePidFileStopsTheServer) {
+  const int port = free_loopback_port();
+  CommandResult r = run_slipstream("server --daemonize --port " + std::to_string(port) + " --dir " +
+                                   dir_ + " --pidfile " + dir_ + "/missing/server.pid");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write the pid file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped the server"), std::string::npos) << r.output;
+  CommandResult after = run_slipstream("wait-ready tcp://127.0.0.1:" + std::to_string(port) +
+                                       " --timeout 0.5");
+  EXPECT_NE(after.status, 0) << "a server still answers: " << after.output;
+}
+
 TEST_F(Daemonize, NeedsAnAddressToCheck) {
   CommandResult r = run_slipstream("server --daemonize --port 0 --dir " + dir_);
   EXPECT_EQ(r.status, 1) << r.output;
