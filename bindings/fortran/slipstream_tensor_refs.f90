@@ -47,6 +47,14 @@ module slipstream_tensor_refs
   end type c_tensor_ref_t
 
   interface
+    ! Records the reason for a refusal made here as the thread's last error (libslipstream_c).
+    integer(c_int) function c_binding_fail(status, message, length) &
+        bind(C, name="slipstream_binding_fail")
+      import :: c_int, c_char, c_size_t
+      integer(c_int), value :: status
+      character(kind=c_char), intent(in) :: message(*)
+      integer(c_size_t), value :: length
+    end function c_binding_fail
     integer(c_int) function c_run_model_on(client, name, name_length, inputs, input_count, &
                                            outputs, output_lengths, output_count, timeout_ms, &
                                            results) bind(C, name="slipstream_run_model_on")
@@ -86,8 +94,10 @@ contains
     type(c_ptr) :: results(max(size(outputs), 1))
     type(c_string_list), target :: input_names, output_names
     integer :: i, status
+    character(len=*), parameter :: too_long = &
+        "run_model_on: a tensor_ref name is longer than 1024 characters (TENSOR_REF_MAX_NAME)"
     if (any(inputs%name_length < 0) .or. any(outputs%name_length < 0)) then
-      code = SLIPSTREAM_INVALID_ARGUMENT
+      code = c_binding_fail(SLIPSTREAM_INVALID_ARGUMENT, too_long, len(too_long, kind=c_size_t))
       return
     end if
     call make_string_list(names_of(inputs), input_names)

@@ -213,3 +213,16 @@ size_t slipstream_dtype_size(slipstream_dtype_t dtype) {
 void slipstream_free(void* pointer) { std::free(pointer); }
 
 }  // extern "C"
+
+// For language bindings that refuse an argument before any C call (Fortran's tensor_ref names):
+// records `message` as this thread's last error, so slipstream_last_error() says why, and returns
+// `status`. Exported from libslipstream_c, not declared in slipstream.h: not a public API.
+extern "C" SLIPSTREAM_CAPI_SHARED int slipstream_binding_fail(int status, const char* message,
+                                                              std::size_t length) {
+  try {
+    return slipstream::capi::fail(static_cast<slipstream_status_t>(status),
+                                  std::string(message, length).c_str());
+  } catch (...) {
+    return slipstream::capi::fail(static_cast<slipstream_status_t>(status), "invalid argument");
+  }
+}

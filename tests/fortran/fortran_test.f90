@@ -352,6 +352,12 @@ contains
     call expect_code(client%run_model_on("ftest.nomodel", [tensor_ref("ftest.xt", xt)], &
                                          [tensor_ref("ftest.yt", yt)]), &
                      SLIPSTREAM_KEY_NOT_FOUND, "run_model_on of a missing model")
+    ! A tensor name longer than a tensor_ref holds (TENSOR_REF_MAX_NAME) is refused, not cut.
+    call expect_code(client%run_model_on("ftest.scale", [tensor_ref(repeat("n", 1025), xt)], &
+                                         [tensor_ref("ftest.yt", yt)]), &
+                     SLIPSTREAM_INVALID_ARGUMENT, "run_model_on with a 1025-character name")
+    call expect(index(slipstream_last_error(), "1024") > 0, &
+                "run_model_on's long-name message: " // slipstream_last_error())
     call check(client%get_model("ftest.scale", blob), "get_model")
     call expect(len(blob) > 100, "model bytes")
     call check(client%set_model("ftest.scale2", blob, backend="TORCH", device="CPU", &
