@@ -203,6 +203,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// SS.SHM.VIEW: the lease of `key`'s bytes with its descriptor (the caller closes it and
   /// gives the lease back); nullopt if the socket must be used.
   std::optional<client::ShmLease> shm_lease(const std::string& key);
+  /// Maps a lease read-only as a view (closing its descriptor; given back if mapping fails).
+  TensorView map_lease(client::ShmLease& lease);
+  /// Appends SS.SHM.COMMIT of loan `loan_id` as tensor `key`.
+  static void add_commit(client::Request& request, std::uint64_t loan_id, std::string_view key,
+                         DType dtype, std::span<const std::int64_t> shape);
   /// Reads one SS.SHM.VIEW / SS.SHM.LOAN reply (taking the descriptor passed with it).
   client::ShmLeaseReply read_lease(client::Connection& connection);
   client::ShmLoanReply read_loan(client::Connection& connection);

@@ -281,16 +281,21 @@ std::optional<TensorLoan> Client::Impl::shm_lend(std::size_t bytes, bool map) {
   return loan;
 }
 
+void Client::Impl::add_commit(Request& request, std::uint64_t loan_id, std::string_view key,
+                              DType dtype, std::span<const std::int64_t> shape) {
+  request.command(4 + shape.size());
+  request.arg("SS.SHM.COMMIT");
+  request.arg(static_cast<std::int64_t>(loan_id));
+  request.arg(key);
+  request.arg(dtype_name(dtype));
+  for (auto d : shape) request.arg(d);
+}
+
 bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dtype,
                               std::span<const std::int64_t> shape) {
   ShmAccess::unmap(loan);  // the server can seal the loan only once nobody maps it writable
   Request request;
-  request.command(4 + shape.size());
-  request.arg("SS.SHM.COMMIT");
-  request.arg(static_cast<std::int64_t>(ShmAccess::id(loan)));
-  request.arg(key);
-  request.arg(dtype_name(dtype));
-  for (auto d : shape) request.arg(d);
+  add_commit(request, ShmAccess::id(loan), key, dtype, shape);
   Reply reply =
       exchange(Route(key), request, [](client::Connection& c) { return c.read_reply(); });
   if (reply.is_error() && reply.string.starts_with("ERR no such loan")) {
@@ -402,18 +407,23 @@ std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key) 
   return std::move(leased.lease);
 }
 
+TensorView Client::Impl::map_lease(client::ShmLease& lease) {
+  void* mapping = client::map_read_only(lease.fd, lease.bytes);
+  int error = errno;
+  ::close(lease.fd);  // the mapping keeps the memory
+  lease.fd = -1;
+  if (mapping == MAP_FAILED) {
+    shm_->give_back(lease.generation, lease.id);
+    throw ConnectionError(std::string("cannot map a shared-memory view: ") + std::strerror(error));
+  }
+  return ShmAccess::shared_view(lease.dtype, std::move(lease.shape), mapping, lease.bytes,
+                                lease.id, lease.generation, shm_);
+}
+
 std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
   std::optional<client::ShmLease> lease = shm_lease(key);
   if (!lease) return std::nullopt;
-  void* mapping = client::map_read_only(lease->fd, lease->bytes);
-  int error = errno;
-  ::close(lease->fd);  // the mapping keeps the memory
-  if (mapping == MAP_FAILED) {
-    shm_->give_back(lease->generation, lease->id);
-    throw ConnectionError(std::string("cannot map a shared-memory view: ") + std::strerror(error));
-  }
-  return ShmAccess::shared_view(lease->dtype, std::move(lease->shape), mapping, lease->bytes,
-                                lease->id, lease->generation, shm_);
+  return map_lease(*lease);
 }
 
 void Client::Impl::shm_read(client::ShmLease& lease, std::byte* out) {
@@ -480,19 +490,8 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
                                " bytes; the buffer has " + std::to_string(out_bytes)));
   }
   if (order == MemoryOrder::kFortran && shape.size() > 1) {
-    const std::size_t bytes = lease->bytes;
-    std::optional<TensorView> view;
-    void* mapping = client::map_read_only(lease->fd, bytes);
-    const int error = errno;
-    ::close(lease->fd);
-    if (mapping == MAP_FAILED) {
-      shm_->give_back(lease->generation, lease->id);
-      throw ConnectionError(std::string("cannot map a shared-memory view: ") +
-                            std::strerror(error));
-    }
-    view = ShmAccess::shared_view(dtype, shape, mapping, bytes, lease->id, lease->generation,
-                                  shm_);
-    c_to_fortran(view->bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype), shape);
+    TensorView view = map_lease(*lease);
+    c_to_fortran(view.bytes().data(), static_cast<std::byte*>(out), dtype_size(dtype), shape);
   } else {
     shm_read(*lease, static_cast<std::byte*>(out));
   }
@@ -574,12 +573,7 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
       add_tensor_set(put, keys[i], tensors[i]);
       continue;
     }
-    put.command(4 + tensors[i].shape.size());
-    put.arg("SS.SHM.COMMIT");
-    put.arg(static_cast<std::int64_t>(ShmAccess::id(loans[i])));
-    put.arg(keys[i]);
-    put.arg(dtype_name(tensors[i].dtype));
-    for (auto d : tensors[i].shape) put.arg(d);
+    add_commit(put, ShmAccess::id(loans[i]), keys[i], tensors[i].dtype, tensors[i].shape);
   }
   std::vector<std::size_t> resend;  // loans whose connection was replaced in between
   if (!sent.empty()) {

@@ -113,12 +113,10 @@ bool Keyspace::replace_unseen(std::string_view key, const Value* expected,
                               std::shared_ptr<Value> replacement) {
   KeyRef ref = key_ref(key);
   Shard& shard = shard_for(ref);
-  std::shared_ptr<Value> old;  // released after the lock; the bytes die with the last reader
   std::lock_guard lock(shard.mutex);
   auto it = shard.map.find(ref);
   if (it == shard.map.end() || it->second.get() != expected) return false;
-  account(entry_bytes(ref.name, it->second.get()), entry_bytes(ref.name, replacement.get()));
-  old = std::exchange(it->second, std::move(replacement));
+  store_locked(shard, ref, std::move(replacement));  // no notify(): nothing a reader can see
   return true;
 }
 
