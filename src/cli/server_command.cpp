@@ -90,7 +90,7 @@ std::function<int()> add_server_command(CLI::App& app) {
          "yes: without a password, serve only this user (and root) over loopback TCP or the Unix "
          "socket; no: anyone who can connect")
       ->default_str("yes");
-  cmd->add_option("--threads", options->threads, "I/O threads (0: one per core)")
+  cmd->add_option("--threads", options->threads, "I/O threads (0: one per CPU this process may run on)")
       ->capture_default_str();
   cmd->add_option("--maxmemory", options->max_memory,
                   "Refuse writes (-OOM) beyond this many bytes of data (0: no limit)")

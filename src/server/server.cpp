@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,19 @@
 
 namespace slipstream::server {
 namespace {
+
+// The CPUs this process may run on (its affinity mask: taskset, a batch system's cpuset), not
+// the machine's: a server bound to 2 cores of a 64-core node runs 2 I/O threads, not 64 that
+// would take turns on those 2.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    int count = CPU_COUNT(&set);
+    if (count > 0) return static_cast<unsigned>(count);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 std::string random_run_id() {
   std::random_device device;
@@ -156,8 +170,7 @@ Server::Server(ServerOptions options)
       protected_mode_(options_.protected_mode),
       start_time_(std::chrono::steady_clock::now()),
       run_id_(random_run_id()) {
-  io_threads_ = options_.threads != 0 ? options_.threads
-                                      : std::max(1u, std::thread::hardware_concurrency());
+  io_threads_ = options_.threads != 0 ? options_.threads : usable_cpus();
   executor_ = std::make_unique<ml::Executor>(
       options_.executor_threads, std::chrono::milliseconds(options_.run_timeout_ms));
   loader_ = std::make_unique<ml::Executor>(1);
@@ -459,7 +472,8 @@ int Server::run() {
   if (net.tcp) accept_tcp();
   if (net.local) accept_local();
 
-  spdlog::info("slipstream {} ready: {} I/O threads, pid {}", kSlipstreamVersion, io_threads_,
+  spdlog::info("slipstream {} ready: {} I/O thread{}, pid {}", kSlipstreamVersion, io_threads_,
+               io_threads_ == 1 ? "" : "s",
                ::getpid());
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < io_threads_; ++i) {

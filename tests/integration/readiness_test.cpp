@@ -1,10 +1,12 @@
 // Readiness after start-up: `slipstream wait-ready` and `slipstream server --daemonize`, run as
 // a job script would run them, against real servers.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -153,6 +155,37 @@ TEST_F(Daemonize, NeedsAnAddressToCheck) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("--daemonize needs --port or --unixsocket"), std::string::npos)
       << r.output;
+}
+
+// By default the server runs one I/O thread per CPU it may run on (its affinity mask, as set by
+// taskset or a job's cpuset), not one per CPU of the machine.
+TEST(IoThreads, FollowTheAffinityMask) {
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  auto io_threads = [](const ServerProcess& server) {
+    RawClient client = RawClient::tcp(server.port());
+    const std::string info = client.call({"INFO", "server"}).text;
+    const auto at = info.find("io_threads_active:");
+    return at == std::string::npos ? -1 : std::atoi(info.c_str() + at + 18);
+  };
+  {
+    ServerProcess server;
+    EXPECT_EQ(io_threads(server), CPU_COUNT(&all));
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);  // the server inherits it
+  {
+    ServerProcess server;
+    ::sched_setaffinity(0, sizeof all, &all);
+    EXPECT_EQ(io_threads(server), 1);
+    ServerProcess explicit_threads({"--threads", "3"});
+    EXPECT_EQ(io_threads(explicit_threads), 3);
+  }
+  ::sched_setaffinity(0, sizeof all, &all);
 }
 
 }  // namespace

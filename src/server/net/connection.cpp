@@ -335,41 +335,6 @@ void Connection::execute(std::vector<Buffer>& args) {
   if (close_requested) close_after_write_ = true;
 }
 
-void Connection::flush() {
-  if (closed_ || writing_) return;
-  if (output_.empty()) {
-    if (close_after_write_) close();
-    return;
-  }
-  std::swap(output_, in_flight_);
-  output_.set_protocol(in_flight_.protocol());
-  std::vector<asio::const_buffer> buffers;
-  std::size_t total = 0;
-  for (const auto& piece : in_flight_.pieces()) {
-    buffers.emplace_back(piece.data, piece.size);
-    total += piece.size;
-  }
-  writing_ = true;
-  if (!in_flight_.passed_fds().empty()) return write_with_fds(buffers, total);
-  auto self = shared_from_this();
-  asio::async_write(socket_, buffers,
-                    [this, self, total](const asio::error_code& ec, std::size_t) {
-                      if (ec) {
-                        writing_ = false;
-                        in_flight_.clear();
-                        return close();
-                      }
-                      finish_write(total);
-                    });
-}
-
-void Connection::finish_write(std::size_t total) {
-  writing_ = false;
-  in_flight_.clear();
-  server_.stats().net_output_bytes.fetch_add(total, std::memory_order_relaxed);
-  process();
-}
-
 void Connection::close() {
   if (closed_) return;
   closed_ = true;

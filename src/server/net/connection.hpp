@@ -10,6 +10,8 @@
 // is dropped.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <asio.hpp>
 #include <atomic>
 #include <chrono>
@@ -70,11 +72,23 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   bool enforce_output_limit();
   // Publishes this client's buffer sizes for CLIENT LIST and INFO's recent peaks.
   void note_buffer_sizes();
-  // Replies that pass file descriptors (connection_fds.cpp): Asio cannot send ancillary data.
-  struct FdWrite;
-  void write_with_fds(const std::vector<asio::const_buffer>& buffers, std::size_t total);
-  void continue_fd_write(std::shared_ptr<FdWrite> write);
-  void finish_write(std::size_t total);
+  // Writing a batch of replies (connection_write.cpp): sent at once where the socket takes it,
+  // the rest when it is writable; descriptors ride with their reply's first byte.
+  struct PendingWrite {
+    std::vector<iovec> parts;
+    std::size_t first = 0;     // parts[first] is the next to send (possibly partly sent)
+    std::size_t position = 0;  // bytes of the batch sent so far
+    std::size_t next_fd = 0;   // in_flight_.passed_fds()[next_fd] is the next descriptor to send
+    std::size_t total = 0;
+    void reset() noexcept {  // keeps the parts' capacity for the next batch
+      parts.clear();
+      first = position = next_fd = total = 0;
+    }
+  };
+  enum class SendResult { kDone, kWaiting, kClosed };
+  SendResult send_now();
+  void end_write();
+  void fail_write();
   void close();
 
   Server& server_;
@@ -84,6 +98,7 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   std::size_t input_start_ = 0, input_end_ = 0;
   ReplyBuffer output_;     // replies being built
   ReplyBuffer in_flight_;  // replies being written
+  PendingWrite write_;     // what of in_flight_ is left to send
   bool reading_ = false, writing_ = false, parked_ = false, closed_ = false;
   bool close_after_write_ = false;
   std::unique_ptr<asio::steady_timer> timer_;
