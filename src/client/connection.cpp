@@ -187,6 +187,7 @@ void Connection::wait(short events) {
 void Connection::send(const Request& request) { send(request.iovecs()); }
 
 void Connection::send(std::vector<iovec> parts) {
+  awaiting_reply_ = true;
   std::size_t first = 0;
   while (first < parts.size()) {
     if (parts[first].iov_len == 0) {
@@ -227,6 +228,10 @@ void Connection::fill() {
     std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
+  }
+  if (awaiting_reply_) {
+    awaiting_reply_ = false;
+    wait(POLLIN);
   }
   for (;;) {
     ssize_t got = receive(buffer_.get() + end_, kBufferSize - end_);

@@ -79,6 +79,10 @@ class Connection {
   int fd_;
   std::string peer_;
   std::chrono::milliseconds io_timeout_{0};
+  // Set by send(): the next read waits for the socket first. A reply cannot have come back in the
+  // moment since the request left, so trying to receive first would cost a system call that
+  // finds nothing (about 1.4 us on a paravirtualised node) on every round trip.
+  bool awaiting_reply_ = false;
   std::unique_ptr<char[]> buffer_;
   std::size_t begin_ = 0;  ///< first unread byte in buffer_
   std::size_t end_ = 0;    ///< one past the last received byte
