@@ -72,9 +72,32 @@ void Client::put_dataset(const DataSet& dataset) {
   std::string meta_key = key + ".meta";
   std::vector<std::string> tensor_keys;
   for (const auto& [name, tensor] : tensors) tensor_keys.push_back(key + "." + std::string(name));
+  std::vector<TensorRef> refs;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = *tensors[i].second;
+    refs.push_back(TensorRef{tensor_keys[i], t.dtype(), t.bytes().data(), t.byte_size(),
+                             t.shape(), MemoryOrder::kC});
+  }
+  auto check = [&](client::Connection& c, std::size_t replies) {
+    Impl::read_each(c, replies, [&](client::Connection& conn, std::size_t) {
+      Reply reply = conn.read_reply();
+      if (reply.is_error()) {
+        client::throw_server_error(reply.string, "put dataset '" + dataset.name() + "'");
+      }
+    });
+  };
 
   Request request;
   request.command({"DEL", meta_key});
+  const bool through_shm = impl_->shm_put_batch_applies(refs);
+  if (through_shm) {
+    // Large tensors through shared memory (a batch of its own, two round trips): the old
+    // metadata goes first, so no reader takes the dataset as complete while its tensors change,
+    // and the new metadata and the completion field come after every tensor is stored.
+    impl_->exchange(key, request, [&](client::Connection& c) { check(c, 1); });
+    impl_->shm_put_batch(tensor_keys, refs);
+    request = Request();
+  }
   if (!fields.empty()) {
     request.command(2 + 2 * fields.size());
     request.arg("HMSET");
@@ -84,21 +107,11 @@ void Client::put_dataset(const DataSet& dataset) {
       request.arg(encoded);
     }
   }
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = *tensors[i].second;
-    Impl::add_tensor_set(request, tensor_keys[i],
-                         TensorRef{tensor_keys[i], t.dtype(), t.bytes().data(), t.byte_size(),
-                                   t.shape(), MemoryOrder::kC});
+  if (!through_shm) {
+    for (const TensorRef& ref : refs) Impl::add_tensor_set(request, ref.name, ref);
   }
   request.command({"HSET", meta_key, detail::kCompleteField, "1"});
-  impl_->exchange(key, request, [&](client::Connection& c) {
-    Impl::read_each(c, request.command_count(), [&](client::Connection& conn, std::size_t) {
-      Reply reply = conn.read_reply();
-      if (reply.is_error()) {
-        client::throw_server_error(reply.string, "put dataset '" + dataset.name() + "'");
-      }
-    });
-  });
+  impl_->exchange(key, request, [&](client::Connection& c) { check(c, request.command_count()); });
 }
 
 DataSet Client::get_dataset(std::string_view name) {
@@ -116,14 +129,18 @@ DataSet Client::get_dataset(std::string_view name) {
   DataSet dataset = client::dataset_from_meta(name, meta);
   std::vector<std::string> names = client::tensor_names_of(meta, name);
   if (names.empty()) return dataset;
-  Request request;
-  client::add_dataset_tensor_gets(request, key, names);
   std::vector<Tensor> tensors(names.size());
-  impl_->exchange(key, request, [&](client::Connection& c) {
-    Impl::read_each(c, names.size(), [&](client::Connection& conn, std::size_t i) {
-      tensors[i] = Impl::read_tensor(conn, key + "." + names[i]);
+  std::vector<std::string> tensor_keys;
+  for (const auto& t : names) tensor_keys.push_back(key + "." + t);
+  if (!impl_->shm_get_batch(tensor_keys, tensors)) {
+    Request request;
+    client::add_dataset_tensor_gets(request, key, names);
+    impl_->exchange(key, request, [&](client::Connection& c) {
+      Impl::read_each(c, names.size(), [&](client::Connection& conn, std::size_t i) {
+        tensors[i] = Impl::read_tensor(conn, tensor_keys[i]);
+      });
     });
-  });
+  }
   for (std::size_t i = 0; i < names.size(); ++i) {
     DataSetAccess::attach_tensor(dataset, names[i], std::move(tensors[i]));
   }

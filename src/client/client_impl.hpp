@@ -215,6 +215,8 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// two round trips (all loans, then all commits with the rest sent on the socket), or are
   /// leased in one; false when the fast path is not used at all (the caller's socket batch).
   bool shm_put_batch(std::span<const std::string> keys, std::span<const TensorRef> tensors);
+  /// Whether shm_put_batch would send any of `tensors` through shared memory.
+  bool shm_put_batch_applies(std::span<const TensorRef> tensors) const;
   bool shm_get_batch(std::span<const std::string> keys, std::vector<Tensor>& out);
   /// Copies a lease's bytes into `out` (at least lease.bytes), then closes its descriptor and
   /// gives it back.

@@ -355,8 +355,9 @@ void Client::run_model(std::string_view name, const std::vector<std::string>& in
 }
 
 // Why one request: a simulation calls this every step, and each round trip costs tens of
-// microseconds. The TENSORSETs, the MODELEXECUTE and the TENSORGETs are pipelined; the server runs
-// them in order on the connection, so the execution sees the new inputs and the gets its outputs.
+// microseconds. The TENSORSETs, the MODELEXECUTE and the TENSORGETs are pipelined (inputs of
+// shared-memory size excepted, below); the server runs them in order on the connection, so the
+// execution sees the new inputs and the gets its outputs.
 std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const TensorRef> inputs,
                                          const std::vector<std::string>& outputs,
                                          milliseconds timeout, ModelVersion* version) {
@@ -371,8 +372,14 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
   for (const auto& t : inputs) input_keys.push_back(impl_->tensor_key(t.name, false));
   for (const auto& n : outputs) output_keys.push_back(impl_->tensor_key(n, false));
 
+  // Inputs large enough for shared memory (standalone, on the server's host) go first as a batch
+  // of their own (two round trips: loans, then commits); the rest ride in the one request. The
+  // outputs come back in it on the socket: their sizes are unknown until the run, and a lease per
+  // output would add a descriptor passing and a release to every call of a small model.
+  const std::size_t sent_inputs = impl_->shm_put_batch_applies(inputs) ? 0 : inputs.size();
+  if (sent_inputs == 0) impl_->shm_put_batch(input_keys, inputs);
   Request request;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  for (std::size_t i = 0; i < sent_inputs; ++i) {
     Impl::add_tensor_set(request, input_keys[i], inputs[i]);
   }
   add_model_execute(request, key, input_keys, output_keys, timeout, version);
@@ -387,7 +394,7 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
         // is thrown afterwards. Outputs are only read when the run succeeded (else discarded: the
         // keys may hold an earlier step's values).
         std::exception_ptr first;
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
+        for (std::size_t i = 0; i < sent_inputs; ++i) {
           Reply reply = c.read_reply();
           if (reply.is_error() && !first) {
             try {

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -501,18 +502,29 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
 
 // ---- Impl: batches -------------------------------------------------------------------------------
 
+namespace {
+bool put_through_shared_memory(const TensorRef& t, const ClientOptions& options) {
+  if (t.bytes < options.shared_memory_min_bytes || t.bytes < options.shared_memory_put_min_bytes ||
+      t.bytes == 0 || t.data == nullptr) {
+    return false;
+  }
+  return t.bytes == element_count(t.shape) * dtype_size(t.dtype);
+}
+}  // namespace
+
+bool Client::Impl::shm_put_batch_applies(std::span<const TensorRef> tensors) const {
+  if (clustered_ || !shm_->active()) return false;
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [&](const TensorRef& t) { return put_through_shared_memory(t, options_); });
+}
+
 bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
                                  std::span<const TensorRef> tensors) {
   if (clustered_ || !shm_->active()) return false;
   const std::size_t count = tensors.size();
   std::vector<std::size_t> loaned;  // the tensors that go through shared memory
   for (std::size_t i = 0; i < count; ++i) {
-    const TensorRef& t = tensors[i];
-    if (t.bytes < options_.shared_memory_min_bytes ||
-        t.bytes < options_.shared_memory_put_min_bytes || t.bytes == 0 || t.data == nullptr) {
-      continue;
-    }
-    if (t.bytes == element_count(t.shape) * dtype_size(t.dtype)) loaned.push_back(i);
+    if (put_through_shared_memory(tensors[i], options_)) loaned.push_back(i);
   }
   if (loaned.empty()) return false;
 

@@ -370,6 +370,39 @@ TEST_P(ModelTest, RunModelOnPutsRunsAndGetsInOneCall) {
   EXPECT_TRUE(client().model_exists(eke));
 }
 
+// Inputs of shared-memory size go through shared memory on a Unix socket (the small one with
+// them, on the socket, in the same batch); the outputs come back with the run.
+TEST_P(ModelTest, RunModelOnSendsLargeInputsThroughSharedMemory) {
+  ClientOptions options;
+  options.address = address();
+  options.shared_memory_min_bytes = 64 << 10;
+  options.shared_memory_put_min_bytes = 64 << 10;
+  Client shm(options);
+  const std::string two = unique("two");
+  shm.set_model(two, models().two_io);
+  const std::string a_name = unique("big_a"), b_name = unique("big_b");
+  std::vector<std::int64_t> shape{128, 128};
+  std::vector<double> a(128 * 128), b(128 * 128);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<double>(i % 1000) * 0.5;
+    b[i] = static_cast<double>(i % 7) - 3.0;
+  }
+  std::vector<TensorRef> inputs{TensorRef::of<double>(a_name, a, shape),
+                                TensorRef::of<double>(b_name, b, shape)};
+  for (int step = 0; step < 2; ++step) {
+    for (double& v : a) v += 1.0;
+    const ClientStats before = shm.stats();
+    std::vector<Tensor> out = shm.run_model_on(two, inputs, {unique("sum"), unique("prod")});
+    const ClientStats after = shm.stats();
+    EXPECT_EQ(after.shm_puts - before.shm_puts, GetParam() == Transport::kUnix ? 2u : 0u);
+    ASSERT_EQ(out.size(), 2u);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(out[0].data<double>()[i], a[i] + b[i]) << "step " << step << ", " << i;
+      ASSERT_EQ(out[1].data<double>()[i], a[i] * b[i]) << "step " << step << ", " << i;
+    }
+  }
+}
+
 // Models get the ensemble prefix only when asked; run_model's tensors follow the tensor prefix
 // (inputs: data source, outputs: SSKEYOUT).
 TEST_P(ModelTest, EnsemblePrefixes) {

@@ -329,6 +329,57 @@ TEST_F(ShmTest, BatchesUseSharedMemory) {
   EXPECT_TRUE(eventually_equals(tcp, "shm_leases", 0));
 }
 
+// Datasets: their large tensors through shared memory both ways, the small ones on the socket;
+// the stored layout is the socket path's (read back over TCP); a dataset put again over an
+// existing one replaces its tensors and metadata.
+TEST_F(ShmTest, DatasetsUseSharedMemory) {
+  Client shm(shm_options(server(), 64 << 10));
+  Client tcp(server().tcp_address());
+  const std::string name = unique("dataset");
+  const std::vector<std::int64_t> big_shape{128, 128}, small_shape{4};
+  std::vector<float> field(128 * 128), other(128 * 128);
+  std::iota(field.begin(), field.end(), 0.25f);
+  std::iota(other.begin(), other.end(), -7.0f);
+  const std::vector<std::int32_t> small{1, 2, 3, 4};
+  auto make = [&](float offset) {
+    DataSet dataset(name);
+    std::vector<float> shifted(field);
+    for (float& v : shifted) v += offset;
+    dataset.add_tensor<float>("field", shifted, big_shape);
+    dataset.add_tensor<float>("other", other, big_shape);
+    dataset.add_tensor<std::int32_t>("small", small, small_shape);
+    dataset.add_meta_scalar("offset", static_cast<double>(offset));
+    return dataset;
+  };
+  const ClientStats before = shm.stats();
+  shm.put_dataset(make(0.0f));
+  const ClientStats after_put = shm.stats();
+  EXPECT_EQ(after_put.shm_puts - before.shm_puts, 2u);
+  EXPECT_EQ(after_put.socket_puts - before.socket_puts, 1u);
+
+  DataSet over_tcp = tcp.get_dataset(name);
+  EXPECT_EQ(over_tcp.get_tensor_names(), (std::vector<std::string>{"field", "other", "small"}));
+  auto f = over_tcp.get_tensor("field").data<float>();
+  EXPECT_TRUE(std::equal(f.begin(), f.end(), field.begin(), field.end()));
+  EXPECT_EQ(over_tcp.get_meta_scalars<double>("offset"), std::vector<double>{0.0});
+
+  shm.put_dataset(make(1.0f));  // replaces the first
+  DataSet got = shm.get_dataset(name);
+  EXPECT_EQ(shm.stats().shm_gets - after_put.shm_gets, 3u);
+  auto g = got.get_tensor("field").data<float>();
+  ASSERT_EQ(g.size(), field.size());
+  for (std::size_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i], field[i] + 1.0f) << i;
+  auto o = got.get_tensor("other").data<float>();
+  EXPECT_TRUE(std::equal(o.begin(), o.end(), other.begin(), other.end()));
+  auto s = got.get_tensor("small").data<std::int32_t>();
+  EXPECT_EQ(std::vector<std::int32_t>(s.begin(), s.end()), small);
+  EXPECT_EQ(got.get_meta_scalars<double>("offset"), std::vector<double>{1.0});
+  EXPECT_EQ(info_field(tcp, "shm_loans"), 0);
+  tcp.command({"PING"});
+  shm.command({"PING"});
+  EXPECT_TRUE(eventually_equals(tcp, "shm_leases", 0));
+}
+
 TEST_F(ShmTest, ErrorsAndUncommittedLoans) {
   Client shm(shm_options(server()));
   EXPECT_THROW(shm.view_tensor(unique("missing")), KeyNotFoundError);
