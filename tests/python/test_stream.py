@@ -3,6 +3,8 @@ against the session's real server. Every thread is a daemon joined with a timeou
 fails the test instead of hanging it."""
 
 import gc
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -627,3 +629,42 @@ def test_small_chunks_go_through_shared_memory_when_asked(server, key):
     assert seen == [True]
     with pytest.raises(slipstream.InvalidArgumentError, match="shared_memory_min_bytes"):
         slipstream.StreamWriter(stream, address=server.unix_address, shared_memory_min_bytes=-1)
+
+
+EXIT_WITH_STREAMS_OPEN = """
+import sys, threading
+import numpy as np
+import slipstream
+
+address, name = sys.argv[1], sys.argv[2]
+writer = slipstream.StreamWriter(name, 0, 1, address=address)
+reader = slipstream.StreamReader(name, "trainers", 0, 1, address=address)
+writer.begin_step(0)
+writer.put_chunk("a", np.arange(1000.0), global_extent=(1000,), offset=(0,))
+writer.end_step()
+step = reader.next_step()
+array = step.load("a")[0].array  # a step held and a piece viewed when the program ends
+waiting = slipstream.StreamReader(name, "late", 0, 1, address=address, start="newest")
+
+def wait_forever():
+    for _ in waiting:
+        pass
+
+if sys.argv[3] == "daemon":
+    threading.Thread(target=wait_forever, daemon=True).start()  # parked in NEXT at exit
+print("ending", float(array[999]), flush=True)
+"""
+
+
+def test_a_program_exits_with_readers_and_writers_open(server, key, tmp_path):
+    # The objects still alive are destroyed by the thread that runs the exit, with the GIL
+    # released while they close; that thread used to park forever instead of taking the GIL back
+    # (the program hung at exit), as only daemon threads must.
+    script = tmp_path / "streams_open.py"
+    script.write_text(EXIT_WITH_STREAMS_OPEN)
+    for attempt, daemon in enumerate(["none", "daemon", "none", "daemon"]):
+        done = subprocess.run([sys.executable, str(script), server.unix_address,
+                               key(f"open{attempt}"), daemon],
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        assert done.returncode == 0, done.stderr
+        assert "ending 999.0" in done.stdout

@@ -70,19 +70,26 @@ auto call_without_gil(Call&& call) -> decltype(call()) {
 }
 
 /// For destructors, which cannot let the unwinding of call_without_gil through: the GIL released
-/// for the scope; a thread that finds the interpreter exiting when the scope ends parks until the
-/// process exits instead of taking the GIL back.
+/// for the scope; another thread that finds the interpreter exiting when the scope ends parks
+/// until the process exits instead of taking the GIL back. The thread that runs the exit (whose
+/// objects are destroyed during it: a reader or writer still alive when the program ends) takes
+/// the GIL back as always.
 class ReleasedGil {
  public:
   ReleasedGil() : state_(PyEval_SaveThread()) {}
   ~ReleasedGil() {
-    if (finalizing()) pause_forever();
+    if (finalizing() && !on_exiting_thread()) pause_forever();
     PyEval_RestoreThread(state_);
   }
   ReleasedGil(const ReleasedGil&) = delete;
   ReleasedGil& operator=(const ReleasedGil&) = delete;
 
+  /// Registered with `atexit` at import: atexit handlers run on the thread that runs the exit,
+  /// before the interpreter counts as finalizing.
+  static void note_exiting_thread() noexcept;
+
  private:
+  static bool on_exiting_thread() noexcept;
   static bool finalizing() noexcept {
 #if PY_VERSION_HEX >= 0x030D0000
     return Py_IsFinalizing() != 0;
