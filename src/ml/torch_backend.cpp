@@ -6,6 +6,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
@@ -17,10 +18,12 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "ml/backend.hpp"
 #include "ml/operator_policy.hpp"
+#include "ml/pickle_check.hpp"
 #include "ml/torch_interop.hpp"
 
 namespace slipstream::ml {
@@ -248,6 +251,7 @@ class TorchBackend final : public Backend {
                                     std::string* error) override {
     if (Status status = check_device(device); !status.ok) return fail(status.message, error);
     try {
+      if (auto problem = check_pickles(bytes)) return fail(*problem, error);
       torch::jit::Module module =
           torch::jit::load(std::make_shared<ByteReader>(bytes), torch_device(device));
       module.eval();
@@ -278,6 +282,22 @@ class TorchBackend final : public Backend {
   }
 
  private:
+  // Every pickle of the archive (data.pkl, constants.pkl, the .debug_pkl records) is checked
+  // before libtorch unpickles it: its unpickler allocates whatever length a string opcode
+  // declares (pickle_check.hpp).
+  static std::optional<std::string> check_pickles(std::string_view bytes) {
+    caffe2::serialize::PyTorchStreamReader archive(std::make_shared<ByteReader>(bytes));
+    for (const std::string& name : archive.getAllRecords()) {
+      if (!name.ends_with("pkl")) continue;
+      auto [data, size] = archive.getRecord(name);
+      if (auto problem =
+              check_pickle_bounds({static_cast<const char*>(data.get()), size})) {
+        return "invalid model archive: " + name + ": " + *problem;
+      }
+    }
+    return std::nullopt;
+  }
+
   static std::nullptr_t fail(std::string message, std::string* error) {
     if (error != nullptr) *error = std::move(message);
     return nullptr;

@@ -28,8 +28,8 @@ What each file is:
   inplace_script.txt         f(tensors, keys, args) and g(x): x.sub_(1.0); return x
   spin_script.txt            spin(tensors, keys, args) and spin_plain(x): `while True:` on tensors
   spin_model.pt              forward() loops 2**62 times over a tensor op (never ends in practice)
-  crash_archive.pt           one byte changed in data.pkl: libtorch's unpickler reads below its
-                             empty stack and dies with SIGSEGV (see make_crash_archive)
+  crash_archive.pt           data.pkl's first GLOBAL made a TUPLE1: libtorch's unpickler reads below
+                             its empty stack and dies with SIGSEGV (see make_crash_archive)
   crash_heap_archive.pt      one other byte changed: heap corruption, glibc aborts (SIGABRT)
   bad_truncated.pt           the first half of a valid archive (clean error)
   bad_garbage.pt             4 KiB of deterministic pseudo-random bytes (clean error)
@@ -229,10 +229,13 @@ def entry(entries: Entries, short: str) -> bytes:
 
 
 def replace_opcode(pickle: bytes, name: str, new: bytes) -> bytes:
-    """Replaces the first opcode called `name` (pickletools' names) in `pickle` by `new`."""
-    for opcode, _, offset in pickletools.genops(pickle):
+    """Replaces the first instruction called `name` (pickletools' names) in `pickle`, opcode and
+    argument, by `new`: the stream stays well formed (every length within the pickle), so the
+    server's bounds check of the archive's pickles lets it through to libtorch's unpickler."""
+    ops = list(pickletools.genops(pickle))
+    for (opcode, _, offset), (_, _, following) in zip(ops, ops[1:]):
         if opcode.name == name:
-            return pickle[:offset] + new + pickle[offset + 1:]
+            return pickle[:offset] + new + pickle[following:]
     raise RuntimeError(f"no {name} opcode in data.pkl: torch's pickle layout changed")
 
 
@@ -240,8 +243,8 @@ def make_crash_archive(entries: Entries) -> bytes:
     """SIGSEGV in torch::jit::Unpickler::readInstruction (libtorch 1.13), reached from
     torch::jit::load -> import_ir_module -> readArchiveAndTensors -> Unpickler::parse_ivalue.
 
-    The first opcode after PROTO in data.pkl (byte 2), the GLOBAL 'c' that pushes the module's
-    class, becomes TUPLE1 (0x85). TUPLE1 runs on the still-empty stack: the unpickler pops "one
+    The first instruction after PROTO in data.pkl (byte 2), the GLOBAL 'c' that pushes the
+    module's class (its two text lines with it), becomes TUPLE1 (0x85). TUPLE1 runs on the still-empty stack: the unpickler pops "one
     value" without checking that the stack holds one, copies an IValue from the memory below the
     vector's start and dereferences a garbage pointer. (STOP on an empty stack is checked and
     fails cleanly; the single-value opcodes TUPLE1, TUPLE2, BINPERSID, REDUCE and BUILD are not.)

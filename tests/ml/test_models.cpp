@@ -2,6 +2,7 @@
 // values, forward defined in TorchScript source) and serializes them (see test_models.hpp).
 #include "test_models.hpp"
 
+#include <caffe2/serialize/inline_container.h>
 #include <torch/script.h>
 
 #include <algorithm>
@@ -171,6 +172,28 @@ std::string int_output_model() {
 def forward(self, x) -> int:
     return 7
 )");
+}
+
+std::string with_record(const std::string& model, const std::string& name,
+                        const std::string& bytes) {
+  std::istringstream in(model);
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  std::string out;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  for (const std::string& record : reader.getAllRecords()) {
+    if (record == "version") continue;  // the writer writes its own
+    if (record == name) {
+      writer.writeRecord(record, bytes.data(), bytes.size());
+    } else {
+      auto [data, size] = reader.getRecord(record);
+      writer.writeRecord(record, data.get(), size);
+    }
+  }
+  writer.writeEndOfFile();
+  return out;
 }
 
 }  // namespace slipstream::ml::testing

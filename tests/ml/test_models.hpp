@@ -51,4 +51,9 @@ std::string half_output_model();
 /// forward(x) -> 7: an output that is not a tensor.
 std::string int_output_model();
 
+/// `model` (a TorchScript archive) with its record `name` replaced by `bytes`, written with
+/// libtorch's own archive writer (so sizes and checksums are right).
+std::string with_record(const std::string& model, const std::string& name,
+                        const std::string& bytes);
+
 }  // namespace slipstream::ml::testing

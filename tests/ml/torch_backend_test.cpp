@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cstring>
 #include <thread>
 
@@ -226,6 +228,27 @@ TEST_F(TorchBackendTest, RefusesABadBlobWithTorchsMessage) {
       nullptr);
   EXPECT_FALSE(error.empty());
   EXPECT_EQ(backend_->load_model("", Device{}, nullptr), nullptr);  // error may be null
+}
+
+// A pickle in the archive that declares a string longer than the record is refused before
+// libtorch unpickles it (which allocated and zero-filled the declared length, up to 4 GiB, before
+// failing); the same archive with its own pickles loads.
+TEST_F(TorchBackendTest, RefusesPicklesThatDeclareMoreBytesThanTheyHold) {
+  const std::string good = testing::mlp_model();
+  ASSERT_NE(load(testing::with_record(good, "constants.pkl", std::string("\x80\x02)." , 4))),
+            nullptr);
+  // BINUNICODE of 0xF0000000 bytes, then STOP.
+  const std::string huge("\x80\x02X\x00\x00\x00\xf0.", 8);
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(backend_->load_model(testing::with_record(good, "data.pkl", huge), Device{}, &error),
+            nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_THAT(error, HasSubstr("invalid model archive: data.pkl: pickle declares 4026531840"));
+  EXPECT_EQ(backend_->load_model(testing::with_record(good, "constants.pkl", "\x80\x02)"),
+                                 Device{}, &error),
+            nullptr);
+  EXPECT_THAT(error, HasSubstr("constants.pkl: pickle ends without STOP"));
 }
 
 TEST_F(TorchBackendTest, WrongNumberOfInputsQuotesTorch) {
