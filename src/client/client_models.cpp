@@ -376,8 +376,9 @@ std::vector<Tensor> Client::run_model_on(std::string_view name, std::span<const 
   // of their own (two round trips: loans, then commits); the rest ride in the one request. The
   // outputs come back in it on the socket: their sizes are unknown until the run, and a lease per
   // output would add a descriptor passing and a release to every call of a small model.
-  const std::size_t sent_inputs = impl_->shm_put_batch_applies(inputs) ? 0 : inputs.size();
-  if (sent_inputs == 0) impl_->shm_put_batch(input_keys, inputs);
+  const bool inputs_first = impl_->shm_put_batch_applies(inputs);
+  if (inputs_first) impl_->shm_put_batch(input_keys, inputs);
+  const std::size_t sent_inputs = inputs_first ? 0 : inputs.size();  // TENSORSETs in the request
   Request request;
   for (std::size_t i = 0; i < sent_inputs; ++i) {
     Impl::add_tensor_set(request, input_keys[i], inputs[i]);

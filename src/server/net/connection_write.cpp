@@ -129,14 +129,12 @@ Connection::SendResult Connection::send_now() {
 void Connection::end_write() {
   writing_ = false;
   in_flight_.clear();
-  server_.stats().net_output_bytes.fetch_add(write_.total, std::memory_order_relaxed);
+  server_.stats().net_output_bytes.fetch_add(write_.position, std::memory_order_relaxed);
   write_.reset();
 }
 
 void Connection::fail_write() {
-  writing_ = false;
-  in_flight_.clear();
-  write_.reset();
+  end_write();  // counts what was sent before the failure
   close();
 }
 
