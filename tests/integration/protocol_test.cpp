@@ -195,5 +195,50 @@ TEST_F(ProtocolTest, QuitClosesAfterReplying) {
   EXPECT_TRUE(c.closed_by_server());
 }
 
+// The server reads a request's bytes and the end of stream behind them with one recv, then waits
+// for the socket's next event (src/server/net/read_socket.hpp): an end that came with the bytes
+// must still be seen. A client that half-closes after its requests and waits for the server to
+// close (nc -N) is closed once its replies are written; clients that leave mid-request or right
+// after a request are dropped.
+int connected_clients(RawClient& c) {
+  const std::string info = c.call({"INFO", "clients"}).str();
+  const std::size_t at = info.find("connected_clients:");
+  return at == std::string::npos ? -1 : std::stoi(info.substr(at + 18));
+}
+
+TEST_F(ProtocolTest, HalfClosedClientsAreClosedOnceAnswered) {
+  for (int i = 0; i < 20; ++i) {
+    const bool local = i % 2 == 0;
+    RawClient c = local ? RawClient::unix_socket(server_->unix_socket()) : client();
+    EXPECT_EQ(c.call({"PING"}).str(), "+PONG");  // the server now waits for the next request
+    // The end of stream right behind the requests: both are there when the server wakes up.
+    c.send_raw(RawClient::encode({"PING"}) + RawClient::encode({"EXISTS", "nothing"}));
+    ::shutdown(c.fd(), SHUT_WR);
+    EXPECT_EQ(c.read_reply().str(), "+PONG") << (local ? "unix" : "tcp");
+    EXPECT_EQ(c.read_reply().str(), ":0");
+    EXPECT_TRUE(c.closed_by_server(3000)) << (local ? "unix" : "tcp");
+  }
+}
+
+TEST_F(ProtocolTest, ClientsThatLeaveMidRequestOrRightAfterOneAreDropped) {
+  RawClient watcher = client();
+  const int before = connected_clients(watcher);
+  ASSERT_GT(before, 0);
+  for (int i = 0; i < 20; ++i) {
+    const bool local = i % 2 == 0;
+    RawClient c = local ? RawClient::unix_socket(server_->unix_socket()) : client();
+    std::string request = RawClient::encode({"SET", "left", "value"});
+    if (i % 4 < 2) request.resize(request.size() / 2);  // mid-request
+    c.send_raw(request);
+    c.close();
+  }
+  int now = -1;
+  for (int attempt = 0; attempt < 100 && now != before; ++attempt) {
+    usleep(20000);
+    now = connected_clients(watcher);
+  }
+  EXPECT_EQ(now, before);
+}
+
 }  // namespace
 }  // namespace slipstream::testing

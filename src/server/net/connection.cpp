@@ -131,7 +131,7 @@ void Connection::read_more() {
   if (input_start_ == input_end_ && pending.size() >= kDirectReadMin) {
     // Read the payload straight into the argument's final buffer: no intermediate copy.
     reading_ = true;
-    socket_.async_read_some(asio::buffer(pending.data(), pending.size()),
+    socket_.read_some_async(asio::buffer(pending.data(), pending.size()), replied_since_read(),
                             [this, self](const asio::error_code& ec, std::size_t n) {
                               reading_ = false;
                               if (ec) return close();
@@ -151,8 +151,8 @@ void Connection::read_more() {
   }
   if (input_.size() - input_end_ < 4096) input_.resize(input_.size() * 2);
   reading_ = true;
-  socket_.async_read_some(
-      asio::buffer(input_.data() + input_end_, input_.size() - input_end_),
+  socket_.read_some_async(
+      asio::buffer(input_.data() + input_end_, input_.size() - input_end_), replied_since_read(),
       [this, self](const asio::error_code& ec, std::size_t n) {
         reading_ = false;
         if (ec) return close();
@@ -160,6 +160,11 @@ void Connection::read_more() {
         input_end_ += n;
         process();
       });
+}
+
+bool Connection::replied_since_read() noexcept {
+  // A reply in flight counts: its send is still to come.
+  return std::exchange(replied_since_read_, false) || writing_;
 }
 
 bool Connection::requests_paused() const noexcept {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/resp_parser.hpp"
+#include "server/net/read_socket.hpp"
 #include "server/net/reply.hpp"
 #include "server/net/session.hpp"
 
@@ -63,6 +64,8 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   void flush();
   // True while no more requests may run: parked, or replies backed up behind a write.
   bool requests_paused() const noexcept;
+  // True once after replies were sent or queued since the last read (ReadSocket's `replied`).
+  bool replied_since_read() noexcept;
   std::size_t output_bytes() const noexcept {
     return output_.total_bytes() + in_flight_.total_bytes();
   }
@@ -92,7 +95,7 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   void close();
 
   Server& server_;
-  Socket socket_;
+  ReadSocket socket_;
   RequestParser parser_;
   std::vector<char> input_;
   std::size_t input_start_ = 0, input_end_ = 0;
@@ -100,6 +103,7 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   ReplyBuffer in_flight_;  // replies being written
   PendingWrite write_;     // what of in_flight_ is left to send
   bool reading_ = false, writing_ = false, parked_ = false, closed_ = false;
+  bool replied_since_read_ = false;
   bool close_after_write_ = false;
   std::unique_ptr<asio::steady_timer> timer_;
   std::function<void()> park_cancel_;

@@ -45,6 +45,7 @@ void Connection::flush() {
       write_.total += piece.size;
     }
     writing_ = true;
+    replied_since_read_ = true;
     if (send_now() != SendResult::kDone) return;  // finishes in its handler, or closed
     end_write();
   }
