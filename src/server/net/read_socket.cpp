@@ -9,6 +9,7 @@ ReadSocket::ReadSocket(Base&& socket) : Base(std::move(socket)) {
   asio::error_code ignored;
   non_blocking(true, ignored);  // reads call recv themselves
 #ifdef SLIPSTREAM_READ_SOCKET_REACTOR_OP
+  reactor_ = &asio::use_service<asio::detail::reactor>(impl_.get_service().context());
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getsockname(native_handle(), reinterpret_cast<sockaddr*>(&address), &length) == 0 &&

@@ -87,10 +87,9 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
       watch();  // replied: the reply's send or the peer's close finds an end, or the watch does
     }
     auto& impl = impl_.get_implementation();
-    auto& reactor = asio::use_service<asio::detail::reactor>(impl_.get_service().context());
     auto* op = new RecvOp<std::decay_t<Handler>>(*this, buffer, std::forward<Handler>(handler));
     pending_ = true;
-    reactor.start_op(asio::detail::reactor::read_op, impl.socket_, impl.reactor_data_, op,
+    reactor_->start_op(asio::detail::reactor::read_op, impl.socket_, impl.reactor_data_, op,
                      /*is_continuation=*/true, /*allow_speculative=*/true);
 #else
     (void)replied;
@@ -210,6 +209,7 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
   bool pending_ = false;            // a RecvOp of this socket is in the reactor
   bool watched_ = false;            // on watch_'s list (guarded by its mutex)
   ReadWatch* watch_ = nullptr;      // this socket's I/O context's, once it was needed
+  asio::detail::reactor* reactor_;  // this socket's I/O context's
 #endif
 };
 
