@@ -35,10 +35,10 @@ CommandTable::CommandTable() {
 }
 
 const CommandSpec* CommandTable::find(std::string_view name) const {
-  char folded[64];
+  char folded[64] = {};  // (initialised: GCC 12 cannot see that only name.size() bytes are read)
   if (name.size() > sizeof folded) return nullptr;
   for (std::size_t i = 0; i < name.size(); ++i) {
-    folded[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    folded[i] = ascii_lower(name[i]);
   }
   auto it = index_.find(std::string_view(folded, name.size()));
   return it == index_.end() ? nullptr : &specs_[it->second];

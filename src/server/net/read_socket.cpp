@@ -33,6 +33,32 @@ ReadSocket::~ReadSocket() {
 
 asio::execution_context::id ReadWatch::id;
 
+namespace {
+
+constexpr std::size_t kOpBlock = 256;  // holds the server's read operations
+
+struct OpBlock {
+  void* free = nullptr;
+  ~OpBlock() { ::operator delete(free); }
+};
+thread_local OpBlock op_block;
+
+}  // namespace
+
+void* ReadSocket::take_op_memory(std::size_t size) {
+  if (size > kOpBlock) return ::operator new(size);
+  if (void* memory = std::exchange(op_block.free, nullptr)) return memory;
+  return ::operator new(kOpBlock);
+}
+
+void ReadSocket::give_op_memory(void* memory, std::size_t size) noexcept {
+  if (size <= kOpBlock && op_block.free == nullptr) {
+    op_block.free = memory;
+    return;
+  }
+  ::operator delete(memory);
+}
+
 void ReadSocket::watch() {
   if (watch_ == nullptr) watch_ = &asio::use_service<ReadWatch>(impl_.get_service().context());
   watch_->watch(*this);

@@ -152,9 +152,19 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
     }
   }
 
+  // Memory of read operations: one read per socket at a time, each created and freed on its
+  // I/O thread, so a block kept per thread serves them without malloc (read_socket.cpp).
+  static void* take_op_memory(std::size_t size);
+  static void give_op_memory(void* memory, std::size_t size) noexcept;
+
   template <typename Handler>
   class RecvOp : public asio::detail::reactor_op {
    public:
+    static void* operator new(std::size_t size) { return take_op_memory(size); }
+    static void operator delete(void* memory, std::size_t size) noexcept {
+      give_op_memory(memory, size);
+    }
+
     RecvOp(ReadSocket& socket, asio::mutable_buffer buffer, Handler handler)
         : reactor_op(asio::error_code(), &RecvOp::perform_recv, &RecvOp::complete_recv),
           socket_(socket),
