@@ -178,7 +178,7 @@ int recvs_for_requests(bool tcp, int requests, asio::error_code& last) {
 TEST(ReadSocket, ARequestAndItsReplyCostOneRecvOverUnixSockets) {
   constexpr int kRequests = 300;
   asio::error_code last;
-  const int recvs = recvs_for_requests(false, kRequests, last);
+  [[maybe_unused]] const int recvs = recvs_for_requests(false, kRequests, last);
   EXPECT_TRUE(last == asio::error::eof || last == asio::error::operation_aborted) << last;
 #ifdef SLIPSTREAM_READ_SOCKET_REACTOR_OP
   // One recv per request, and a few where a request arrived while the reply's handler ran.
@@ -191,7 +191,7 @@ TEST(ReadSocket, ARequestAndItsReplyCostOneRecvOverUnixSockets) {
 TEST(ReadSocket, ARequestAndItsReplyCostOneRecvOverTcp) {
   constexpr int kRequests = 300;
   asio::error_code last;
-  const int recvs = recvs_for_requests(true, kRequests, last);
+  [[maybe_unused]] const int recvs = recvs_for_requests(true, kRequests, last);
   EXPECT_EQ(last, asio::error::eof);  // TCP_INQ counts the FIN: seen by the next recv
 #ifdef SLIPSTREAM_READ_SOCKET_REACTOR_OP
   EXPECT_LE(recvs, kRequests + kRequests / 10);
