@@ -77,7 +77,7 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
         // The reactor still takes the socket as drained: bytes left behind need another look,
         // as does an end of stream behind bytes that drained a Unix socket.
         probe_next_ = outcome == Outcome::kData;
-        end_may_be_unseen_ = outcome == Outcome::kDrained && mode_ == Mode::kUnix;
+        end_may_be_unseen_ = may_hide_end(outcome);
         asio::post(get_executor(), [handler = std::forward<Handler>(handler), ec, n]() mutable {
           handler(ec, n);
         });
@@ -103,6 +103,11 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
   enum class Outcome { kNothing, kData, kDrained, kEnd };
 
   friend class ReadWatch;
+
+  // Bytes that drained a Unix socket may have an end of stream behind them (see above).
+  bool may_hide_end(Outcome outcome) const noexcept {
+    return outcome == Outcome::kDrained && mode_ == Mode::kUnix;
+  }
 
   // Puts this socket's pending read on its I/O thread's watch list (read_socket.cpp).
   void watch();
@@ -168,8 +173,6 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
     RecvOp(ReadSocket& socket, asio::mutable_buffer buffer, Handler handler)
         : reactor_op(asio::error_code(), &RecvOp::perform_recv, &RecvOp::complete_recv),
           socket_(socket),
-          fd_(socket.native_handle()),
-          mode_(socket.mode_),
           buffer_(buffer),
           handler_(std::move(handler)) {}
 
@@ -178,7 +181,9 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
     // the socket as drained) and on each readiness event until it is done.
     static status perform_recv(reactor_op* base) {
       auto* op = static_cast<RecvOp*>(base);
-      op->outcome_ = receive(op->fd_, op->buffer_, op->mode_, op->ec_, op->bytes_transferred_);
+      ReadSocket& s = op->socket_;  // alive: closing it cancels this operation before it goes
+      op->outcome_ = receive(s.native_handle(), op->buffer_, s.mode_, op->ec_,
+                             op->bytes_transferred_);
       switch (op->outcome_) {
         case Outcome::kNothing: return not_done;
         case Outcome::kData: return done;
@@ -198,16 +203,12 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
       const std::size_t n = op->bytes_transferred_;
       if (owner == nullptr) return;
       op->socket_.pending_ = false;
-      // A Unix socket drained by bytes may hide an end of stream behind them (see above).
-      op->socket_.end_may_be_unseen_ =
-          op->outcome_ == Outcome::kDrained && op->mode_ == Mode::kUnix;
+      op->socket_.end_may_be_unseen_ = op->socket_.may_hide_end(op->outcome_);
       op.reset();
       handler(ec, n);
     }
 
     ReadSocket& socket_;
-    int fd_;
-    Mode mode_;
     asio::mutable_buffer buffer_;
     Handler handler_;
     Outcome outcome_ = Outcome::kNothing;
