@@ -975,14 +975,22 @@ struct ReaderState {
   }
   // A new step: mappings not used in the last few steps go (their segments were most likely
   // dropped by the writer; ids are never reused, so a cached mapping is never wrong, only memory).
+  // "Few": a writer's segment comes back after at most the stream's queue limit of steps (one
+  // more in cluster mode), which NEXT ... MAP tells; a mapping kept shorter than that is made and
+  // faulted in again at every step.
   void next_step_seen() {
     ++steps_seen;
     std::erase_if(segments, [&](const auto& entry) {
-      return entry.second.last_step + kSegmentCacheSteps < steps_seen;
+      return entry.second.last_step + cache_steps < steps_seen;
     });
   }
+  void set_queue_limit(std::int64_t limit) {
+    cache_steps = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(limit, 0)) + 2,
+                                            kSegmentCacheSteps, kSegmentCacheStepsMax);
+  }
 
-  static constexpr std::uint64_t kSegmentCacheSteps = 4;
+  static constexpr std::uint64_t kSegmentCacheSteps = 4, kSegmentCacheStepsMax = 1024;
+  std::uint64_t cache_steps = kSegmentCacheSteps;
   struct CachedSegment {
     std::shared_ptr<SegmentMapping> mapping;
     std::uint64_t last_step = 0;
@@ -1093,7 +1101,12 @@ StreamNext StreamReader::next_step() {
         if (released && released->is_error()) {
           client::throw_server_error(released->string, "SS.STREAM.RELEASE");
         }
-        if (map && answer.is_array() && answer.elements.size() == 8) {
+        if (map && answer.is_array() && answer.elements.size() >= 8) {
+          if (answer.elements.size() > 9 ||
+              (answer.elements.size() == 9 && !answer.elements[8].is_integer())) {
+            c.protocol_error("malformed SS.STREAM.NEXT reply");
+          }
+          if (answer.elements.size() == 9) s.set_queue_limit(answer.elements[8].integer);
           for (const Reply& entry : answer.elements[7].elements) {  // [chunk id, segment, bytes]
             if (entry.elements.size() != 3) c.protocol_error("malformed SS.STREAM.NEXT reply");
             mapped[entry.elements[0].integer] =

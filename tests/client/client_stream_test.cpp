@@ -2,6 +2,9 @@
 // readers with roundrobin, 1 with slicedataset), every element of every step checked, attributes,
 // end of stream, a writer that goes away mid-step, and misuse.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <map>
@@ -11,6 +14,21 @@
 
 #include "client_fixture.hpp"
 #include "slipstream/stream.hpp"
+
+// mmap is interposed for this test executable so that a test can count the calls one thread
+// makes (the stream reader's mappings); every call still goes to the kernel.
+namespace {
+thread_local bool counting_mmaps = false;
+thread_local int counted_mmaps = 0;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void* mmap(void* address, size_t size,
+                                                         int protection, int flags, int fd,
+                                                         off_t offset) {
+  if (counting_mmaps) ++counted_mmaps;
+  return reinterpret_cast<void*>(
+      ::syscall(SYS_mmap, address, size, protection, flags, fd, offset));
+}
 
 namespace slipstream::testing {
 namespace {
@@ -182,6 +200,34 @@ TEST(StreamClient, SharedMemoryChunksAreMappedByReadersAndEveryElementArrives) {
 // Segments are reused step after step: over 30 steps with a queue of 2, the stream never holds
 // more segment bytes than its queue limit's worth of chunks (plus the step being written).
 // A reader cannot map a segment writable, and a step's bytes stay as written while it is held.
+// One writer of a group of 1 writes `steps` steps of meshes/rho, `count` doubles each, every
+// element the step's number; then closes.
+void write_rho_steps(const ClientOptions& options, const std::string& name, int steps,
+                     std::uint64_t count, StreamWriterOptions writer_options) {
+  writer_options.expected_groups = 1;
+  StreamWriter writer(options, name, 0, 1, writer_options);
+  std::vector<double> rho(count);
+  const std::vector<std::uint64_t> global{count}, offset{0}, extent{count};
+  for (int step = 0; step < steps; ++step) {
+    writer.begin_step(step);
+    std::fill(rho.begin(), rho.end(), static_cast<double>(step));
+    writer.put_chunk<double>("meshes/rho", global, offset, extent, rho);
+    writer.end_step();
+  }
+  writer.close();
+}
+
+// Loads the step's meshes/rho: counts its shared pieces and the elements that are not the step's
+// number.
+void check_rho(StreamStep& step, std::atomic<int>& shared, std::atomic<int>& wrong) {
+  for (const StreamPiece& piece : step.load("meshes/rho")) {
+    shared += piece.shared ? 1 : 0;
+    for (double v : piece.as<double>()) {
+      if (v != static_cast<double>(step.number())) ++wrong;
+    }
+  }
+}
+
 TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
   ServerProcess& server = shared_server();
   ClientOptions options;
@@ -198,12 +244,7 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
     for (;;) {
       StreamNext next = reader.next_step();
       if (next.kind != StreamNext::Kind::kStep) break;
-      for (const StreamPiece& piece : next.step->load("meshes/rho")) {
-        shared += piece.shared ? 1 : 0;
-        for (double v : piece.as<double>()) {
-          if (v != static_cast<double>(next.step->number())) ++wrong;
-        }
-      }
+      check_rho(*next.step, shared, wrong);
       Reply fields = info.command({"SS.STREAM.INFO", name});
       for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
         if (fields.elements[i].string == "segment_bytes") {
@@ -219,26 +260,52 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
       next.step->release();
     }
   });
-  {
-    StreamWriterOptions writer_options;
-    writer_options.expected_groups = 1;
-    StreamWriter writer(options, name, 0, 1, writer_options);
-    std::vector<double> rho(kCount);
-    const std::vector<std::uint64_t> global{kCount}, offset{0}, extent{kCount};
-    for (int step = 0; step < kManySteps; ++step) {
-      writer.begin_step(step);
-      std::fill(rho.begin(), rho.end(), static_cast<double>(step));
-      writer.put_chunk<double>("meshes/rho", global, offset, extent, rho);
-      writer.end_step();
-    }
-    writer.close();
-  }
+  write_rho_steps(options, name, kManySteps, kCount, {});
   reader_thread.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(shared.load(), kManySteps);
   EXPECT_GT(most_segment_bytes.load(), 0);
   EXPECT_TRUE(info_shows_segments.load());  // INFO streams: stream_segment_bytes
   EXPECT_LE(most_segment_bytes.load(), static_cast<std::int64_t>(3 * kCount * sizeof(double)));
+}
+
+// A writer running ahead of its reader with a queue limit of 8 lends its segments again every 8
+// steps. The server keeps the writer's freed segments for that (it kept one and destroyed the
+// rest, so that the writer made a new segment at nearly every step), and the reader keeps its
+// mappings as long (it kept them 4 steps and mapped every segment again): the reader maps each
+// segment once. Its mmap calls are counted by the interposer above this file's tests.
+TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMappings) {
+  ServerProcess& server = shared_server();
+  ClientOptions options;
+  options.address = server.unix_address();
+  const std::string name = unique("stream");
+  constexpr std::uint64_t kCount = 16 * 1024;  // 128 KiB of doubles per step
+  constexpr int kQueue = 8, kManySteps = 48;
+  std::atomic<int> wrong{0}, shared{0}, steps{0}, reader_mmaps{0};
+  std::thread reader_thread([&] {
+    StreamReader reader(options, name, "g", 0, 1);
+    counting_mmaps = true;
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep) break;
+      ++steps;
+      check_rho(*next.step, shared, wrong);
+      next.step->release();
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the writer gets ahead
+    }
+    reader_mmaps = counted_mmaps;
+    counting_mmaps = false;
+  });
+  StreamWriterOptions writer_options;
+  writer_options.queue_limit = kQueue;
+  write_rho_steps(options, name, kManySteps, kCount, writer_options);
+  reader_thread.join();
+  EXPECT_EQ(steps.load(), kManySteps);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared.load(), kManySteps);
+  EXPECT_GT(reader_mmaps.load(), 0);
+  EXPECT_LE(reader_mmaps.load(), kQueue + 1) << "mappings made by the reader in " << kManySteps
+                                             << " steps";
 }
 
 // end_step reserves the writer's next step (the last step plus the last stride) when a slot is

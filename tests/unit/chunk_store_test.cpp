@@ -10,6 +10,7 @@
 #include "server/shm/shm.hpp"
 #include "server/stream/chunk_store.hpp"
 #include "server/stream/stream_error.hpp"
+#include "segment_creator.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -38,13 +39,7 @@ class ChunkStoreTest : public ::testing::Test {
   }
 
   SharedMemory shm_{64 << 20};
-  SegmentPool::Create create_ = [this](std::size_t size) {
-    ShmFailure failure;
-    std::string error;
-    auto segment = shm_.create_writer_segment(size, MemoryReservation(), &failure, &error);
-    if (!segment) throw StreamError(error);
-    return segment;
-  };
+  SegmentPool::Create create_ = segment_creator(shm_);
   ChunkStore store_;
   ChunkStore::Writer writer_{1, "s", 0};
 };

@@ -56,7 +56,7 @@ std::vector<ChunkStore::Lent> ChunkStore::lend(const Writer& writer, std::int64_
   std::vector<std::uint64_t>& ids = open_step(writer, step, limit);
   std::vector<SegmentPool::Lent> lent;
   try {
-    lent = writers_[writer].segments.lend(writer.rank, step, sizes, create, dropped);
+    lent = writers_[writer].segments.lend(writer.rank, step, sizes, limit, create, dropped);
   } catch (...) {
     auto& window = writers_[writer].window;
     if (ids.empty() && !window.empty() && window.back().first == step) window.pop_back();

@@ -139,7 +139,8 @@ constexpr std::size_t kMappedChunksMax = 64;
 // or ["end"]. With `map` (NEXT ... MAP, shared memory attached), a step gets an eighth element:
 // [chunk-id, segment-id, bytes] for each chunk in a writer segment, whose descriptors are passed
 // alongside in that order, so that a reader on the node loads its share without another round
-// trip.
+// trip; and a ninth: the stream's queue limit, which tells the reader how many steps a segment
+// may go unused before its writer lends it again (how long to keep its mapping).
 void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) {
   std::size_t mapped = 0;
   if (map && delivery.kind == stream::Delivery::Kind::kStep) {
@@ -151,7 +152,7 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) 
   }
   switch (delivery.kind) {
     case stream::Delivery::Kind::kStep:
-      reply.array(map ? 8 : 7);
+      reply.array(map ? 9 : 7);
       reply.bulk("step");
       reply.integer(delivery.step);
       write_rank_names(reply, delivery.readers);
@@ -172,6 +173,7 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) 
           reply.integer(static_cast<std::int64_t>(delivery.segments[id]->id()));
           reply.integer(static_cast<std::int64_t>(delivery.segments[id]->size()));
         }
+        reply.integer(static_cast<std::int64_t>(delivery.queue_limit));
       }
       break;
     case stream::Delivery::Kind::kSkipped:

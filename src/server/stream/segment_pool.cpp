@@ -9,7 +9,7 @@ namespace slipstream::server {
 
 std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_t step,
                                                  std::span<const std::size_t> sizes,
-                                                 const Create& create,
+                                                 std::size_t steps_held, const Create& create,
                                                  std::vector<std::uint64_t>* dropped) {
   std::vector<Lent> out(sizes.size());
   std::vector<std::size_t> taken;  // indices of entries_ reused
@@ -25,11 +25,27 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
       }
     }
   }
-  // Free segments of this writer that no size asked for go first, so that a writer whose chunks
-  // change size does not hold the old ones as well as the new.
+  // The writer's free segments not lent now stay for its next steps while its segments of their
+  // size (busy, lent now and free) are at most `steps_held` steps' worth; the others go first, so
+  // that a writer whose chunks change size or number does not hold the old ones as well as the
+  // new. (Keeping none of them made a writer that is more than one step ahead of the step freed
+  // last, as a queue limit above 2 allows, create and map new segments at every step.)
+  std::map<std::size_t, std::size_t> allowed;  // size -> segments of that size the rank may hold
+  for (std::size_t size : sizes) allowed[size] += std::max<std::size_t>(steps_held, 1);
+  std::map<std::size_t, std::size_t> counted;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
+    const bool free = entry.step < 0 && std::find(taken.begin(), taken.end(), e) == taken.end();
+    if (entry.rank == rank && !free) ++counted[entry.segment->size()];
+  }
   std::vector<std::shared_ptr<ShmWriterSegment>> keep;
-  for (const Lent& lent : out) {
-    if (lent.segment) keep.push_back(lent.segment);
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
+    if (entry.rank != rank || entry.step >= 0 || entry.orphan) continue;
+    const bool lent_now = std::find(taken.begin(), taken.end(), e) != taken.end();
+    if (lent_now || counted[entry.segment->size()]++ < allowed[entry.segment->size()]) {
+      keep.push_back(entry.segment);
+    }
   }
   erase_if([&](const Entry& entry) {
     return entry.rank == rank && entry.step < 0 &&

@@ -26,8 +26,11 @@ class SegmentPool {
 
   /// One segment per entry of `sizes` for writer `rank`'s `step`: a free segment of that rank
   /// and exactly that size when there is one, else a new one (`fresh` set: its descriptor must be
-  /// passed to the writer). The rank's free segments left over are destroyed (the writer's chunk
-  /// sizes changed). Nothing changes if creating one throws.
+  /// passed to the writer). The rank keeps enough for `steps_held` steps of this shape (the
+  /// stream's queue limit) so that steady writing never makes a new one: its free segments of a
+  /// size no entry asks for are destroyed (its chunk sizes changed), and so are free ones of a
+  /// size it asks for past `steps_held` times that size's count. Nothing changes if creating one
+  /// throws.
   struct Lent {
     std::shared_ptr<ShmWriterSegment> segment;
     bool fresh = false;
@@ -35,8 +38,8 @@ class SegmentPool {
   /// `dropped` gets the ids of this writer's segments destroyed since its last call, so that it
   /// can unmap them.
   std::vector<Lent> lend(std::uint32_t rank, std::int64_t step,
-                         std::span<const std::size_t> sizes, const Create& create,
-                         std::vector<std::uint64_t>* dropped);
+                         std::span<const std::size_t> sizes, std::size_t steps_held,
+                         const Create& create, std::vector<std::uint64_t>* dropped);
 
   /// The segment `id` as the storage of a chunk of `bytes` bytes in writer `rank`'s `step`: it
   /// must have been lent for that step and not used by another chunk. Throws StreamError.

@@ -199,7 +199,7 @@ bool Stream::reserve(std::uint32_t rank, std::int64_t step, std::span<const std:
   if (created) data->second.deadline_pending = options_->step_timeout_ms > 0;
   if (!sizes.empty() && create != nullptr) {
     try {
-      *lent = segments_.lend(rank, step, sizes, *create, dropped);
+      *lent = segments_.lend(rank, step, sizes, options_->config.queue_limit, *create, dropped);
     } catch (const std::exception&) {  // no segments (pool or memory full): the step stays
       lent->clear();                   // reserved; its chunks go the ordinary way
     }
@@ -299,7 +299,7 @@ std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::in
                                                     std::vector<std::uint64_t>* dropped) {
   check_writer(rank, session);
   open_step(rank, step);
-  return segments_.lend(rank, step, sizes, create, dropped);
+  return segments_.lend(rank, step, sizes, options_->config.queue_limit, create, dropped);
 }
 
 void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
@@ -491,6 +491,7 @@ StepDelivery Stream::make_delivery(const std::string& group,
   }
   out.writers.assign(writer_hosts_.begin(), writer_hosts_.end());
   out.strategy = data.options.strategy;
+  out.queue_limit = options_->config.queue_limit;
   out.attributes = stream_attributes_;
   if (auto step = step_data_.find(delivery.step); step != step_data_.end()) {
     out.attributes.insert(out.attributes.end(), step->second.attributes.begin(),

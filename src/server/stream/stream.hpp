@@ -89,6 +89,9 @@ struct StepDelivery {
   std::vector<std::shared_ptr<ShmWriterSegment>> segments;
   /// By chunk id: where a colocated chunk is (node id, id there); an empty node id: here.
   std::vector<std::pair<std::string, std::uint64_t>> remote;
+  /// The stream's queue limit: a writer's segment comes back at most this many steps later
+  /// (plus one in cluster mode), so readers keep their mappings that long.
+  std::size_t queue_limit = 0;
 };
 
 using ReplyWriter = std::function<void(ReplyBuffer&)>;

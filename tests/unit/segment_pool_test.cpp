@@ -1,0 +1,120 @@
+// SegmentPool (the segments a stream lends its writers): a writer keeps enough free segments for
+// the steps its stream may hold, so steady writing never makes a new segment, however far ahead of
+// the freed steps the queue limit lets it run; segments of sizes it no longer asks for, and more
+// than the limit's worth of one size, go and are reported as dropped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/shm/shm.hpp"
+#include "server/stream/segment_pool.hpp"
+#include "server/stream/stream_error.hpp"
+#include "segment_creator.hpp"
+
+namespace slipstream::server {
+namespace {
+
+class SegmentPoolTest : public ::testing::Test {
+ protected:
+  // Writer 0's segments for `step`, one per size, for a stream that holds `held` steps.
+  std::vector<SegmentPool::Lent> lend(std::int64_t step, std::size_t held,
+                                      std::vector<std::size_t> sizes = {4096}) {
+    dropped_.clear();
+    return pool_.lend(0, step, sizes, held, create_, &dropped_);
+  }
+  static std::size_t fresh(const std::vector<SegmentPool::Lent>& lent) {
+    return static_cast<std::size_t>(
+        std::count_if(lent.begin(), lent.end(), [](const auto& l) { return l.fresh; }));
+  }
+
+  SharedMemory shm_{64 << 20};
+  SegmentPool::Create create_ = segment_creator(shm_);
+  SegmentPool pool_;
+  std::vector<std::uint64_t> dropped_;
+};
+
+// Queue limit 3: steps 1-3 are held, then 1 and 2 are freed together (readers released two
+// steps between the writer's requests). Steps 4 and 5 reuse both freed segments: before, lending
+// step 4 destroyed the second free one and step 5 had to make (and its readers map) a new one,
+// at every step of a writer running two steps ahead.
+TEST_F(SegmentPoolTest, AWriterAheadOfTheFreedStepsReusesEveryFreeSegment) {
+  std::vector<std::shared_ptr<ShmWriterSegment>> made;
+  for (std::int64_t step = 1; step <= 3; ++step) {
+    const auto lent = lend(step, 3);
+    EXPECT_EQ(fresh(lent), 1u);
+    made.push_back(lent[0].segment);
+  }
+  pool_.step_freed(1);
+  pool_.step_freed(2);
+  const auto four = lend(4, 3);
+  EXPECT_EQ(fresh(four), 0u);
+  EXPECT_TRUE(dropped_.empty());
+  const auto five = lend(5, 3);
+  EXPECT_EQ(fresh(five), 0u);
+  EXPECT_TRUE(dropped_.empty());
+  EXPECT_NE(four[0].segment, five[0].segment);
+  for (const auto& lent : {four, five}) {
+    EXPECT_TRUE(lent[0].segment == made[0] || lent[0].segment == made[1]);
+  }
+  EXPECT_EQ(pool_.count(), 3u);
+
+  // Steady writing from here makes nothing new.
+  for (std::int64_t step = 6; step <= 40; ++step) {
+    pool_.step_freed(step - 3);
+    EXPECT_EQ(fresh(lend(step, 3)), 0u) << "step " << step;
+  }
+  EXPECT_EQ(pool_.count(), 3u);
+  EXPECT_EQ(pool_.bytes(), 3u * 4096);
+}
+
+// One step of three chunks of a size, then steps of one: with a queue limit of 2 the writer keeps
+// at most two of that size; the third is destroyed and reported as dropped, so that its mapping
+// goes too.
+TEST_F(SegmentPoolTest, SegmentsPastTheLimitsWorthOfASizeGo) {
+  const auto first = lend(1, 2, {4096, 4096, 4096});
+  EXPECT_EQ(fresh(first), 3u);
+  pool_.step_freed(1);
+  const auto second = lend(2, 2);
+  EXPECT_EQ(fresh(second), 0u);
+  EXPECT_EQ(dropped_.size(), 1u);
+  EXPECT_EQ(pool_.count(), 2u);
+  pool_.step_freed(2);
+  EXPECT_EQ(fresh(lend(3, 2)), 0u);
+  EXPECT_TRUE(dropped_.empty());
+  EXPECT_EQ(pool_.count(), 2u);
+}
+
+// A writer whose chunks change size gives back its free segments of the old size.
+TEST_F(SegmentPoolTest, FreeSegmentsOfASizeNoLongerAskedForGo) {
+  lend(1, 3);
+  lend(2, 3);
+  pool_.step_freed(1);
+  pool_.step_freed(2);
+  const auto bigger = lend(3, 3, {8192});
+  EXPECT_EQ(fresh(bigger), 1u);
+  EXPECT_EQ(dropped_.size(), 2u);
+  EXPECT_EQ(pool_.count(), 1u);
+  EXPECT_EQ(pool_.bytes(), 8192u);
+}
+
+// A busy segment (its step not freed yet) is never lent again nor destroyed by a lend.
+TEST_F(SegmentPoolTest, BusySegmentsStayOut) {
+  const auto one = lend(1, 1);
+  const auto two = lend(2, 1);  // the stream's queue would not allow this; the pool must not care
+  EXPECT_EQ(fresh(two), 1u);
+  EXPECT_NE(one[0].segment, two[0].segment);
+  EXPECT_TRUE(dropped_.empty());
+  EXPECT_EQ(pool_.count(), 2u);
+  pool_.step_freed(1);
+  pool_.step_freed(2);
+  lend(3, 1);
+  EXPECT_EQ(dropped_.size(), 1u);  // one step's worth is kept
+  EXPECT_EQ(pool_.count(), 1u);
+}
+
+}  // namespace
+}  // namespace slipstream::server
