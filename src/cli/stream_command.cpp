@@ -30,6 +30,9 @@ const std::map<std::string, std::string>& info_labels() {
       {"delivered", "steps delivered"},
       {"discarded", "steps discarded"},
       {"aborted", "steps aborted"},
+      {"segment_bytes", "shared-memory segment bytes"},
+      {"segments", "shared-memory segments"},
+      {"segments_made", "shared-memory segments made"},
   };
   return labels;
 }

@@ -282,8 +282,10 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
   constexpr std::uint64_t kCount = 16 * 1024;  // 128 KiB of doubles per step
   constexpr int kQueue = 8, kManySteps = 48;
   std::atomic<int> wrong{0}, shared{0}, steps{0}, reader_mmaps{0};
+  std::atomic<std::int64_t> segments_made{0};
   std::thread reader_thread([&] {
     StreamReader reader(options, name, "g", 0, 1);
+    Client info(options);
     counting_mmaps = true;
     for (;;) {
       StreamNext next = reader.next_step();
@@ -291,6 +293,12 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
       ++steps;
       check_rho(*next.step, shared, wrong);
       next.step->release();
+      const Reply fields = info.command({"SS.STREAM.INFO", name});
+      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+        if (fields.elements[i].string == "segments_made") {
+          segments_made = fields.elements[i + 1].integer;
+        }
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the writer gets ahead
     }
     reader_mmaps = counted_mmaps;
@@ -303,6 +311,9 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
   EXPECT_EQ(steps.load(), kManySteps);
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(shared.load(), kManySteps);
+  EXPECT_GT(segments_made.load(), 0);
+  EXPECT_LE(segments_made.load(), kQueue) << "segments the server made in " << kManySteps
+                                          << " steps";
   EXPECT_GT(reader_mmaps.load(), 0);
   EXPECT_LE(reader_mmaps.load(), kQueue + 1) << "mappings made by the reader in " << kManySteps
                                              << " steps";

@@ -309,7 +309,7 @@ Outcome info(CommandContext& c) {
     StreamInfo shown;
     c.server.streams().with_existing(c.arg(1), nullptr, [&](Stream& s) { shown = s.info(); });
     ReplyBuffer& reply = c.reply;
-    reply.array(24);
+    reply.array(28);
     auto field = [&](std::string_view name, std::int64_t value) {
       reply.bulk(name);
       reply.integer(value);
@@ -342,6 +342,8 @@ Outcome info(CommandContext& c) {
       field("aborted", static_cast<std::int64_t>(group.stats.aborted));
     }
     field("segment_bytes", static_cast<std::int64_t>(shown.segment_bytes));
+    field("segments", static_cast<std::int64_t>(shown.segments));
+    field("segments_made", static_cast<std::int64_t>(shown.segments_made));
     return Outcome::kDone;
   });
 }

@@ -59,6 +59,7 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
     created.push_back(Entry{out[i].segment, rank, -1, false, false});
   }
   for (Entry& entry : created) {
+    ++made_;
     bytes_ += entry.segment->size();
     entries_.push_back(std::move(entry));
   }

@@ -57,6 +57,8 @@ class SegmentPool {
 
   std::size_t bytes() const noexcept { return bytes_; }
   std::size_t count() const noexcept { return entries_.size(); }
+  /// Segments made over the pool's life: steady writing makes none after its first steps.
+  std::uint64_t made() const noexcept { return made_; }
 
  private:
   struct Entry {
@@ -71,6 +73,7 @@ class SegmentPool {
   std::vector<Entry> entries_;
   std::map<std::uint32_t, std::vector<std::uint64_t>> dropped_;  // by live writer rank
   std::size_t bytes_ = 0;
+  std::uint64_t made_ = 0;
 };
 
 }  // namespace slipstream::server

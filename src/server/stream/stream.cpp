@@ -654,6 +654,8 @@ StreamInfo Stream::info() const {
   out.writers_attached = writer_sessions_.size();
   out.bytes_held = bytes_held_;
   out.segment_bytes = segments_.bytes();
+  out.segments = segments_.count();
+  out.segments_made = segments_.made();
   if (queue_) {
     out.queue = queue_->stats();
     out.ended = queue_->ended();

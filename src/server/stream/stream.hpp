@@ -117,6 +117,8 @@ struct StreamInfo {
   std::size_t queue_limit = 0;
   std::size_t bytes_held = 0;
   std::size_t segment_bytes = 0;
+  std::uint64_t segments = 0;       ///< writer segments lent or kept for the next steps
+  std::uint64_t segments_made = 0;  ///< over the stream's life
   stream::QueueStats queue;
   bool ended = false;
   std::vector<Group> groups;
