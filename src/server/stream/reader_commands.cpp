@@ -364,7 +364,9 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
      "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
      "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit). "
      "MAP (shared memory attached): a step also lists [chunk-id, segment, bytes] of its chunks "
-     "in writer segments, their memfds passed alongside."},
+     "in writer segments, their memfds passed alongside, and then the stream's queue limit (how "
+     "many steps a segment may go unused before its writer gets it again: how long a reader "
+     "keeps its mapping)."},
     {"SS.STREAM.GET", -6, kReadOnly, 1, 1, 1, get, "stream",
      "stream group rank step chunk-id [chunk-id ...]",
      "The bytes of chunks of the step the reader holds, one bulk string each."},
