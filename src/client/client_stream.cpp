@@ -244,10 +244,11 @@ struct LentSegment {
   std::shared_ptr<SegmentMapping> mapping;
 };
 
-// Reads an SS.STREAM.SEGMENTS reply ([[segment, fresh]...], [dropped...]) or, `with_chunks`, an
-// SS.CHUNKS.SEGMENTS one ([[chunk, segment, fresh]...], [dropped...]): one entry per size, fresh
-// segments mapped (their descriptors come in order) and added to `mapped`, dropped ones removed
-// from it. An error reply lends nothing.
+// Reads an SS.STREAM.SEGMENTS reply ([[segment, fresh, bytes]...], [dropped...]) or,
+// `with_chunks`, an SS.CHUNKS.SEGMENTS one ([[chunk, segment, fresh]...], [dropped...]): one entry
+// per size, fresh segments mapped whole (their descriptors come in order; a stream's segment may
+// be larger than the size asked for, SS.CHUNKS' are that size) and added to `mapped`, dropped
+// ones removed from it. An error reply lends nothing.
 std::vector<LentSegment> parse_lent_segments(
     client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
     bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped);
@@ -263,7 +264,7 @@ std::vector<LentSegment> parse_lent_segments(
     client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
     bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
   if (reply.is_error()) return {};
-  const std::size_t width = with_chunks ? 3 : 2;
+  const std::size_t width = 3;
   if (!reply.is_array() || reply.elements.size() != 2 ||
       reply.elements[0].elements.size() != sizes.size()) {
     c.protocol_error("malformed SEGMENTS reply");
@@ -272,16 +273,22 @@ std::vector<LentSegment> parse_lent_segments(
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const Reply& entry = reply.elements[0].elements[i];
     if (entry.elements.size() != width) c.protocol_error("malformed SEGMENTS reply");
+    const std::size_t first = with_chunks ? 1 : 0;  // the segment id's index
     LentSegment one;
     if (with_chunks) one.chunk = static_cast<std::uint64_t>(entry.elements[0].integer);
-    one.segment = static_cast<std::uint64_t>(entry.elements[width - 2].integer);
-    if (entry.elements[width - 1].integer != 0) {
-      one.mapping = map_segment(c.take_fd(), sizes[i], /*writable=*/true);
+    one.segment = static_cast<std::uint64_t>(entry.elements[first].integer);
+    const std::int64_t bytes = with_chunks ? static_cast<std::int64_t>(sizes[i])
+                                           : entry.elements[2].integer;
+    if (bytes < 0 || static_cast<std::uint64_t>(bytes) < sizes[i]) {
+      c.protocol_error("malformed SEGMENTS reply: a segment smaller than its chunk");
+    }
+    if (entry.elements[first + 1].integer != 0) {
+      one.mapping = map_segment(c.take_fd(), static_cast<std::size_t>(bytes), /*writable=*/true);
       if (one.mapping) mapped[one.segment] = one.mapping;
     } else if (auto known = mapped.find(one.segment); known != mapped.end()) {
       one.mapping = known->second;
     }
-    if (one.mapping && one.mapping->size != sizes[i]) one.mapping = nullptr;
+    if (one.mapping && one.mapping->size != static_cast<std::size_t>(bytes)) one.mapping = nullptr;
     out.push_back(std::move(one));
   }
   for (const Reply& id : reply.elements[1].elements) {
@@ -398,15 +405,18 @@ class StreamWriter::Impl {
       if (one.mapping) lent.push_back(Lent{one.segment, one.mapping, false});
     }
   }
-  // Takes an unused segment of `bytes` bytes from `from` for a chunk and queues `command`
-  // (PUTSEG: the segment id; PUTREF: the chunk id) naming it; returns the segment's writable
-  // bytes, or null when no such segment is lent.
-  std::byte* take_from(std::vector<Lent>& from, std::string_view command,
+  // Takes an unused segment from `from` for a chunk of `bytes` bytes (`exact`: of that size;
+  // else the smallest that holds it) and queues `command` (PUTSEG: the segment id; PUTREF: the
+  // chunk id) naming it; returns the segment's writable bytes, or null when none fits.
+  std::byte* take_from(std::vector<Lent>& from, bool exact, std::string_view command,
                        std::string_view component, DType dtype, std::string_view global,
                        std::string_view offset, std::string_view extent, std::size_t bytes) {
-    auto free = std::find_if(from.begin(), from.end(), [&](const Lent& l) {
-      return !l.used && l.mapping->size == bytes;
-    });
+    auto free = from.end();
+    for (auto l = from.begin(); l != from.end(); ++l) {
+      const std::size_t size = l->mapping->size;
+      if (l->used || size < bytes || (exact && size != bytes)) continue;
+      if (free == from.end() || size < free->mapping->size) free = l;
+    }
     if (free == from.end()) return nullptr;
     free->used = true;
     start(10, command, *open_step);
@@ -420,7 +430,8 @@ class StreamWriter::Impl {
   }
   std::byte* take_segment(std::string_view component, DType dtype, std::string_view global,
                           std::string_view offset, std::string_view extent, std::size_t bytes) {
-    return take_from(lent, "SS.STREAM.PUTSEG", component, dtype, global, offset, extent, bytes);
+    return take_from(lent, /*exact=*/false, "SS.STREAM.PUTSEG", component, dtype, global, offset,
+                     extent, bytes);
   }
   // Copies a chunk into an unused lent segment of its size (take_segment); false when there is
   // none.
@@ -543,8 +554,8 @@ class StreamWriter::Impl {
   std::byte* take_member_segment(std::string_view component, DType dtype,
                                  std::string_view global, std::string_view offset,
                                  std::string_view extent, std::size_t bytes) {
-    return take_from(member_lent, "SS.STREAM.PUTREF", component, dtype, global, offset, extent,
-                     bytes);
+    return take_from(member_lent, /*exact=*/true, "SS.STREAM.PUTREF", component, dtype, global,
+                     offset, extent, bytes);
   }
   // At end_step, over shared memory: segments for the chunks held back, copied in; what gets
   // none stays held for SS.CHUNKS.PUT.
@@ -1258,7 +1269,7 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   for (std::size_t k = 0; k < wanted.size(); ++k) {
     const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
     auto found = impl_->mapped.find(ids[wanted[k]]);
-    if (found != impl_->mapped.end() && found->second->size == size) {
+    if (found != impl_->mapped.end() && found->second->size >= size) {
       received[k] = Received{{found->second->bytes(), size}, found->second, true};
     } else {
       asked.push_back(k);
@@ -1317,13 +1328,14 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
       const std::size_t k = ask.which[a];
       Reply& element = reply.elements[a];
       const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
-      if (element.is_array()) {  // [segment id, bytes] and a descriptor
-        if (element.elements.size() != 2 ||
-            static_cast<std::size_t>(element.elements[1].integer) != size) {
+      if (element.is_array()) {  // [segment id, bytes] and a descriptor; the chunk leads it
+        if (element.elements.size() != 2 || element.elements[1].integer < 0 ||
+            static_cast<std::size_t>(element.elements[1].integer) < size) {
           c.protocol_error(std::string(what) + ": chunk of '" + component.name +
                            "' has the wrong size");
         }
-        auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer), size);
+        auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer),
+                                 static_cast<std::size_t>(element.elements[1].integer));
         received[k] = Received{{mapping->bytes(), size}, mapping, true};
       } else {
         if (element.string.size() != size) {

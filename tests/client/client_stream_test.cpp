@@ -319,6 +319,89 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
                                              << " steps";
 }
 
+// A particle record's chunk changes size from step to step (particles move between ranks). Its
+// segments are made in size classes, so a chunk within the class of a freed segment reuses it:
+// the writer makes no more segments than its queue holds steps, put_chunk and loan_chunk alike,
+// and readers over shared memory (mapped, the chunk at the start of a larger segment) and over
+// TCP (copied: exactly the chunk's bytes) get every element.
+TEST(StreamClient, ChunksOfChangingSizeReuseSegmentsOfTheirSizeClass) {
+  ServerProcess& server = shared_server();
+  ClientOptions shm_options;
+  shm_options.address = server.unix_address();
+  const std::string name = unique("stream");
+  constexpr int kQueue = 3, kManySteps = 40;
+  // 12300-13299 doubles: 98400-106392 bytes, one size class (106496 bytes).
+  auto count_of = [](int step) { return std::uint64_t{12300} + (step * 97) % 1000; };
+  auto value = [](int step, std::uint64_t i) { return step * 1e6 + static_cast<double>(i); };
+  std::atomic<int> wrong{0}, steps{0}, shared{0};
+  std::atomic<std::int64_t> segments_made{0};
+  auto read_group = [&](const ClientOptions& options, const char* group) {
+    StreamReader reader(options, name, group, 0, 1);
+    Client info(options);
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep) break;
+      ++steps;
+      const int step = static_cast<int>(next.step->number());
+      std::uint64_t seen = 0;
+      for (const StreamPiece& piece : next.step->load("particles/e/position/x")) {
+        shared += piece.shared ? 1 : 0;
+        const auto values = piece.as<double>();
+        for (std::size_t i = 0; i < values.size(); ++i) {
+          if (values[i] != value(step, piece.piece.offset[0] + i)) ++wrong;
+        }
+        seen += values.size();
+      }
+      if (seen != count_of(step)) ++wrong;
+      next.step->release();
+      const Reply fields = info.command({"SS.STREAM.INFO", name});
+      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+        if (fields.elements[i].string == "segments_made") {
+          segments_made = std::max<std::int64_t>(segments_made, fields.elements[i + 1].integer);
+        }
+      }
+    }
+  };
+  std::thread over_shm(read_group, shm_options, "shm");
+  std::thread over_tcp(read_group, options_for(server), "tcp");
+  try {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 2;
+    writer_options.queue_limit = kQueue;
+    StreamWriter writer(shm_options, name, 0, 1, writer_options);
+    std::vector<double> x;
+    for (int step = 0; step < kManySteps; ++step) {
+      const std::uint64_t count = count_of(step);
+      const std::vector<std::uint64_t> global{count}, offset{0}, extent{count};
+      writer.begin_step(step);
+      if (step % 2 == 0) {
+        x.resize(count);
+        for (std::uint64_t i = 0; i < count; ++i) x[i] = value(step, i);
+        writer.put_chunk<double>("particles/e/position/x", global, offset, extent, x);
+      } else {
+        std::span<std::byte> loan = writer.loan_chunk("particles/e/position/x", DType::kFloat64,
+                                                      global, offset, extent);
+        EXPECT_EQ(loan.size(), count * sizeof(double));
+        auto* into = reinterpret_cast<double*>(loan.data());
+        for (std::uint64_t i = 0; i < count && i < loan.size() / sizeof(double); ++i) {
+          into[i] = value(step, i);
+        }
+      }
+      writer.end_step();
+    }
+    writer.close();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "writer: " << e.what();  // its readers see the stream end
+  }
+  over_shm.join();
+  over_tcp.join();
+  EXPECT_EQ(steps.load(), 2 * kManySteps);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared.load(), kManySteps);  // the shared-memory group's pieces are mapped
+  EXPECT_GT(segments_made.load(), 0);
+  EXPECT_LE(segments_made.load(), kQueue) << "segments made in " << kManySteps << " steps";
+}
+
 // end_step reserves the writer's next step (the last step plus the last stride) when a slot is
 // free, so that begin_step of it sends nothing: the reserved step is held from the END on. A
 // begin of another step withdraws the reservation, and so does closing; readers never see a

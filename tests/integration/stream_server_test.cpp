@@ -732,6 +732,8 @@ TEST_F(StreamShmTest, SegmentsAreWritableOnlyByTheirWriter) {
   ASSERT_EQ(lent.kind, RespReply::Kind::kArray) << lent.str();
   const std::string id = std::to_string(lent.elements.at(0).elements.at(0).elements.at(0).integer);
   EXPECT_EQ(lent.elements[0].elements[0].elements.at(1).integer, 1);  // fresh: a descriptor came
+  EXPECT_EQ(lent.elements[0].elements[0].elements.at(2).integer,  // 64 KiB is its own size class
+            static_cast<long long>(kBytes));
   const int writer_fd = writer.take_fd();
   ASSERT_GE(writer_fd, 0);
   void* mapped = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, writer_fd, 0);
@@ -739,13 +741,15 @@ TEST_F(StreamShmTest, SegmentsAreWritableOnlyByTheirWriter) {
   std::memset(mapped, 0x5a, kBytes);
   EXPECT_NE(::ftruncate(writer_fd, kBytes / 2), 0);  // the size is sealed from the start
   ::close(writer_fd);
-  // Rank 1 cannot use rank 0's segment, nor can a segment hold a chunk of another size.
+  // Rank 1 cannot use rank 0's segment, nor can a segment hold a chunk larger than itself.
   RespReply stolen = other.call({"SS.STREAM.PUTSEG", s, "1", "0", "meshes/rho", "UINT8",
                                  std::to_string(2 * kBytes), "0", std::to_string(kBytes), id});
   EXPECT_NE(stolen.text.find("was not lent to writer 1"), std::string::npos) << stolen.str();
   RespReply wrong = writer.call({"SS.STREAM.PUTSEG", s, "0", "0", "meshes/rho", "UINT8",
-                                 std::to_string(2 * kBytes), "0", "10", id});
-  EXPECT_NE(wrong.text.find("the chunk's extent needs 10"), std::string::npos) << wrong.str();
+                                 std::to_string(2 * kBytes), "0", std::to_string(kBytes + 1), id});
+  EXPECT_NE(wrong.text.find("the chunk's extent needs " + std::to_string(kBytes + 1)),
+            std::string::npos)
+      << wrong.str();
   ASSERT_TRUE(writer
                   .call({"SS.STREAM.PUTSEG", s, "0", "0", "meshes/rho", "UINT8",
                          std::to_string(2 * kBytes), "0", std::to_string(kBytes), id})

@@ -116,5 +116,55 @@ TEST_F(SegmentPoolTest, BusySegmentsStayOut) {
   EXPECT_EQ(pool_.count(), 1u);
 }
 
+// A size class holds the chunk, at most an eighth more (and a page), is a whole number of pages,
+// and is its own class (a writer that asks again with the size it was lent gets the same class).
+TEST(SegmentSizeClass, HoldsTheChunkWithLittleWasteInWholePages) {
+  EXPECT_EQ(SegmentPool::size_class(0), 4096u);
+  EXPECT_EQ(SegmentPool::size_class(1), 4096u);
+  EXPECT_EQ(SegmentPool::size_class(4096), 4096u);
+  EXPECT_EQ(SegmentPool::size_class(4097), 8192u);
+  EXPECT_EQ(SegmentPool::size_class(40000), 40960u);
+  EXPECT_EQ(SegmentPool::size_class(1u << 20), 1u << 20);
+  EXPECT_EQ(SegmentPool::size_class((1u << 20) + 1), (1u << 20) + (1u << 17));
+  std::uint64_t state = 42;
+  for (int i = 0; i < 100000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::size_t bytes = static_cast<std::size_t>(state >> (20 + state % 30));
+    const std::size_t size = SegmentPool::size_class(bytes);
+    ASSERT_GE(size, bytes);
+    ASSERT_EQ(size % 4096, 0u) << bytes;
+    ASSERT_LE(size, bytes + bytes / 8 + 4096) << bytes;
+    ASSERT_EQ(SegmentPool::size_class(size), size) << bytes;
+  }
+}
+
+// Particle records change size from step to step: a chunk within the class of a freed segment
+// reuses it (and may be smaller than it); a chunk larger than its segment is refused. A pool
+// without size classes (a cluster member's, whose chunks are their whole segments) makes each
+// segment exactly the size asked for.
+TEST_F(SegmentPoolTest, ChunksOfChangingSizeReuseTheSegmentsOfTheirSizeClass) {
+  const std::size_t first = 100000, second = 101000, third = 99000;
+  ASSERT_EQ(SegmentPool::size_class(first), SegmentPool::size_class(second));
+  ASSERT_EQ(SegmentPool::size_class(first), SegmentPool::size_class(third));
+  const auto one = lend(1, 2, {first});
+  EXPECT_EQ(one[0].segment->size(), SegmentPool::size_class(first));
+  EXPECT_NO_THROW(pool_.use(0, 1, one[0].segment->id(), first));
+  pool_.step_freed(1);
+  const auto two = lend(2, 2, {second});
+  EXPECT_EQ(fresh(two), 0u);
+  EXPECT_EQ(two[0].segment, one[0].segment);
+  EXPECT_THROW(pool_.use(0, 2, two[0].segment->id(), two[0].segment->size() + 1), StreamError);
+  EXPECT_NO_THROW(pool_.use(0, 2, two[0].segment->id(), third));
+  EXPECT_EQ(pool_.made(), 1u);
+
+  SegmentPool exact(/*size_classes=*/false);
+  std::vector<std::uint64_t> dropped;
+  const std::size_t sizes[] = {first};
+  const auto lent = exact.lend(0, 1, sizes, 2, create_, &dropped);
+  EXPECT_EQ(lent[0].segment->size(), first);
+  EXPECT_THROW(exact.use(0, 1, lent[0].segment->id(), third), StreamError);
+  EXPECT_NO_THROW(exact.use(0, 1, lent[0].segment->id(), first));
+}
+
 }  // namespace
 }  // namespace slipstream::server

@@ -65,7 +65,7 @@ std::vector<ChunkStore::Lent> ChunkStore::lend(const Writer& writer, std::int64_
   std::vector<Lent> out;
   for (SegmentPool::Lent& one : lent) {
     const std::size_t size = one.segment->size();
-    const std::uint64_t id = hold(Held{ChunkBytes{nullptr, one.segment}, size, {}, writer, step}, ids);
+    const std::uint64_t id = hold(Held{ChunkBytes{nullptr, one.segment, size}, size, {}, writer, step}, ids);
     out.push_back(Lent{id, std::move(one)});
   }
   return out;

@@ -99,7 +99,7 @@ class ChunkStore {
   // A writer's steps with chunks here, oldest first, with their chunk ids; and its segments.
   struct WriterState {
     std::deque<std::pair<std::int64_t, std::vector<std::uint64_t>>> window;
-    SegmentPool segments;
+    SegmentPool segments{/*size_classes=*/false};  // a held chunk is its whole segment
   };
   // The window entry of `writer`'s `step`, opened (and the bound applied) when new.
   std::vector<std::uint64_t>& open_step(const Writer& writer, std::int64_t step,

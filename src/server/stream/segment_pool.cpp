@@ -2,22 +2,36 @@
 #include "server/stream/segment_pool.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 
 #include "server/stream/stream_error.hpp"
 
 namespace slipstream::server {
+
+std::size_t SegmentPool::size_class(std::size_t bytes) noexcept {
+  constexpr std::size_t kPage = 4096;
+  if (bytes <= kPage) return kPage;
+  // The step: an eighth of the largest power of two not above `bytes`, at least a page.
+  const std::size_t top = std::size_t{1} << (std::bit_width(bytes) - 1);
+  const std::size_t step = std::max(kPage, top / 8);
+  if (bytes > std::numeric_limits<std::size_t>::max() - step) return bytes;
+  return (bytes + step - 1) / step * step;
+}
 
 std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_t step,
                                                  std::span<const std::size_t> sizes,
                                                  std::size_t steps_held, const Create& create,
                                                  std::vector<std::uint64_t>* dropped) {
   std::vector<Lent> out(sizes.size());
+  std::vector<std::size_t> wanted(sizes.size());  // segment sizes
+  for (std::size_t i = 0; i < sizes.size(); ++i) wanted[i] = segment_size(sizes[i]);
   std::vector<std::size_t> taken;  // indices of entries_ reused
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     for (std::size_t e = 0; e < entries_.size(); ++e) {
       const Entry& entry = entries_[e];
       if (entry.rank == rank && entry.step < 0 && !entry.orphan &&
-          entry.segment->size() == sizes[i] &&
+          entry.segment->size() == wanted[i] &&
           std::find(taken.begin(), taken.end(), e) == taken.end()) {
         taken.push_back(e);
         out[i].segment = entry.segment;
@@ -31,7 +45,7 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
   // new. (Keeping none of them made a writer that is more than one step ahead of the step freed
   // last, as a queue limit above 2 allows, create and map new segments at every step.)
   std::map<std::size_t, std::size_t> allowed;  // size -> segments of that size the rank may hold
-  for (std::size_t size : sizes) allowed[size] += std::max<std::size_t>(steps_held, 1);
+  for (std::size_t size : wanted) allowed[size] += std::max<std::size_t>(steps_held, 1);
   std::map<std::size_t, std::size_t> counted;
   for (std::size_t e = 0; e < entries_.size(); ++e) {
     const Entry& entry = entries_[e];
@@ -54,7 +68,7 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
   std::vector<Entry> created;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (out[i].segment) continue;
-    out[i].segment = create(sizes[i]);  // may throw: nothing lent yet
+    out[i].segment = create(wanted[i]);  // may throw: nothing lent yet
     out[i].fresh = true;
     created.push_back(Entry{out[i].segment, rank, -1, false, false});
   }
@@ -92,7 +106,7 @@ std::shared_ptr<ShmWriterSegment> SegmentPool::use(std::uint32_t rank, std::int6
       throw StreamError("segment " + std::to_string(id) + " already holds a chunk of step " +
                         std::to_string(step));
     }
-    if (entry.segment->size() != bytes) {
+    if (size_classes_ ? entry.segment->size() < bytes : entry.segment->size() != bytes) {
       throw StreamError("segment " + std::to_string(id) + " has " +
                         std::to_string(entry.segment->size()) + " bytes; the chunk's extent needs " +
                         std::to_string(bytes));

@@ -21,6 +21,16 @@ namespace slipstream::server {
 
 class SegmentPool {
  public:
+  /// With `size_classes`, a segment is made in the size class of the chunk it is asked for
+  /// (size_class) and holds any chunk of up to its size, so that chunks whose sizes change a
+  /// little from step to step (particle records) reuse the same segments; without, a segment has
+  /// exactly the size asked for and holds only a chunk of that size.
+  explicit SegmentPool(bool size_classes = true) : size_classes_(size_classes) {}
+
+  /// The size of the segments made for a chunk of `bytes` bytes: rounded up to a whole page and
+  /// to one of 8 steps per power of two (at most 12.5% above the chunk, plus the page).
+  static std::size_t size_class(std::size_t bytes) noexcept;
+
   /// Makes a new segment of `size` bytes, or throws (StreamError / StreamOutOfMemory).
   using Create = std::function<std::shared_ptr<ShmWriterSegment>(std::size_t size)>;
 
@@ -42,7 +52,8 @@ class SegmentPool {
                          const Create& create, std::vector<std::uint64_t>* dropped);
 
   /// The segment `id` as the storage of a chunk of `bytes` bytes in writer `rank`'s `step`: it
-  /// must have been lent for that step and not used by another chunk. Throws StreamError.
+  /// must have been lent for that step, not used by another chunk, and hold `bytes` (exactly,
+  /// without size classes). Throws StreamError.
   std::shared_ptr<ShmWriterSegment> use(std::uint32_t rank, std::int64_t step, std::uint64_t id,
                                         std::size_t bytes);
 
@@ -72,6 +83,11 @@ class SegmentPool {
 
   std::vector<Entry> entries_;
   std::map<std::uint32_t, std::vector<std::uint64_t>> dropped_;  // by live writer rank
+  std::size_t segment_size(std::size_t bytes) const noexcept {
+    return size_classes_ ? size_class(bytes) : bytes;
+  }
+
+  bool size_classes_;
   std::size_t bytes_ = 0;
   std::uint64_t made_ = 0;
 };

@@ -259,6 +259,7 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
   } else if (request.segment != 0) {
     // The bytes are in a segment the writer filled; it holds its memory already.
     stored.segment = segments_.use(rank, step, request.segment, size);
+    stored.size = size;
   } else {
     std::optional<MemoryReservation> reservation = keyspace.reserve(size);
     if (!reservation) {
@@ -538,7 +539,7 @@ std::vector<ChunkBytes> Stream::get(const std::string& group, std::uint32_t rank
                         " is held by its writer's shard (SS.CHUNKS.GET " +
                         std::to_string(chunk.remote_id) + " there; NEXT names the shard)");
     }
-    out.push_back(ChunkBytes{chunk.bytes, chunk.segment});
+    out.push_back(ChunkBytes{chunk.bytes, chunk.segment, chunk.size});
   }
   return out;
 }

@@ -135,7 +135,7 @@ void write_chunks(CommandContext& c, const std::vector<ChunkBytes>& chunks, bool
       // A copy: once its step is freed the segment is lent to its writer again, which a
       // pipelined RELEASE (or a free from the stream's shard) could do before this reply is
       // written.
-      c.reply.bulk(std::string_view(chunk.segment->data(), chunk.segment->size()));
+      c.reply.bulk(std::string_view(chunk.segment->data(), chunk.size));
     }
   }
 }

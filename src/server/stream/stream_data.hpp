@@ -47,8 +47,10 @@ struct ComponentData {
 struct StoredChunk {
   std::shared_ptr<const Buffer> bytes;  ///< null when the chunk is in `segment`
   MemoryReservation reservation;
-  /// The writer segment holding the bytes (counted against --maxmemory by the segment itself).
+  /// The writer segment holding the bytes (counted against --maxmemory by the segment itself),
+  /// the chunk its first `size` bytes.
   std::shared_ptr<ShmWriterSegment> segment;
+  std::size_t size = 0;
   /// Cluster mode, colocated: the chunk is held by member `remote_node` (an index into the
   /// cluster's members) under id `remote_id` (SS.CHUNKS.*); 0: it is here.
   std::uint64_t remote_id = 0;
@@ -60,6 +62,7 @@ struct StoredChunk {
 struct ChunkBytes {
   std::shared_ptr<const Buffer> heap;
   std::shared_ptr<ShmWriterSegment> segment;
+  std::size_t size = 0;  ///< of a chunk in `segment`: its first bytes (the segment may be larger)
 };
 
 /// One held step.

@@ -201,8 +201,9 @@ Outcome put_reference(CommandContext& c) {
   });
 }
 
-// A SEGMENTS reply: [[id, fresh] per segment, [dropped id...]], the memfd of each fresh segment
-// passed alongside, in order.
+// A SEGMENTS reply: [[id, fresh, bytes] per segment, [dropped id...]], the memfd of each fresh
+// segment passed alongside, in order. A segment may be larger than the chunk it was asked for
+// (its size class; SegmentPool::size_class).
 void reply_segments(CommandContext& c, const std::vector<SegmentPool::Lent>& lent,
                     const std::vector<std::uint64_t>& dropped) {
   for (const SegmentPool::Lent& l : lent) {
@@ -211,17 +212,18 @@ void reply_segments(CommandContext& c, const std::vector<SegmentPool::Lent>& len
   c.reply.array(2);
   c.reply.array(lent.size());
   for (const SegmentPool::Lent& l : lent) {
-    c.reply.array(2);
+    c.reply.array(3);
     c.reply.integer(static_cast<std::int64_t>(l.segment->id()));
     c.reply.integer(l.fresh ? 1 : 0);
+    c.reply.integer(static_cast<std::int64_t>(l.segment->size()));
   }
   c.reply.array(dropped.size());
   for (std::uint64_t id : dropped) c.reply.integer(static_cast<std::int64_t>(id));
 }
 
-// SS.STREAM.SEGMENTS stream rank step size [size ...] -> [[id, fresh] per size, [dropped id...]];
-// the memfd of each fresh segment is passed alongside, in order; dropped: this writer's segments
-// destroyed since its last call (to unmap). Needs SS.SHM.ATTACH (a Unix socket).
+// SS.STREAM.SEGMENTS stream rank step size [size ...] -> [[id, fresh, bytes] per size,
+// [dropped id...]]; the memfd of each fresh segment is passed alongside, in order; dropped: this
+// writer's segments destroyed since its last call (to unmap). Needs SS.SHM.ATTACH (a Unix socket).
 Outcome segments(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
@@ -347,8 +349,8 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.SEGMENTS", -5, kWrite | kDenyOom, 1, 1, 1, segments, "stream",
      "stream rank step size [size ...]",
      "Lends the writer shared-memory segments for the chunks of a begun step (SS.SHM.ATTACH "
-     "first): [[id, fresh] per size, [ids dropped since]], the memfd of each fresh one passed "
-     "alongside."},
+     "first): [[id, fresh, bytes] per size, [ids dropped since]], the memfd of each fresh one "
+     "passed alongside; a segment (bytes) may be larger than its chunk (size classes)."},
     {"SS.STREAM.PUTSEG", 10, kWrite, 1, 1, 1, put_segment, "stream",
      "stream rank step component dtype global-extent offset extent segment",
      "Stores a chunk whose bytes the writer put in a segment lent for this step: +OK."},
