@@ -16,12 +16,20 @@
 #include "slipstream/stream.hpp"
 
 // mmap is interposed for this test executable so that a test can count the calls one thread
-// makes (the stream reader's mappings); every call still goes to the kernel.
+// makes (the stream reader's mappings); every call still goes to the kernel. Not under
+// ThreadSanitizer, whose runtime must see every mapping (the executable crashed at start-up with
+// the interposer, so none of its tests ran): the count is not checked there.
 namespace {
 thread_local bool counting_mmaps = false;
 thread_local int counted_mmaps = 0;
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kCountsMmaps = false;
+#else
+constexpr bool kCountsMmaps = true;
+#endif
 }  // namespace
 
+#if !defined(__SANITIZE_THREAD__)
 extern "C" __attribute__((visibility("default"))) void* mmap(void* address, size_t size,
                                                          int protection, int flags, int fd,
                                                          off_t offset) {
@@ -29,6 +37,7 @@ extern "C" __attribute__((visibility("default"))) void* mmap(void* address, size
   return reinterpret_cast<void*>(
       ::syscall(SYS_mmap, address, size, protection, flags, fd, offset));
 }
+#endif
 
 namespace slipstream::testing {
 namespace {
@@ -314,9 +323,11 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
   EXPECT_GT(segments_made.load(), 0);
   EXPECT_LE(segments_made.load(), kQueue) << "segments the server made in " << kManySteps
                                           << " steps";
-  EXPECT_GT(reader_mmaps.load(), 0);
-  EXPECT_LE(reader_mmaps.load(), kQueue + 1) << "mappings made by the reader in " << kManySteps
-                                             << " steps";
+  if (kCountsMmaps) {
+    EXPECT_GT(reader_mmaps.load(), 0);
+    EXPECT_LE(reader_mmaps.load(), kQueue + 1) << "mappings made by the reader in " << kManySteps
+                                               << " steps";
+  }
 }
 
 // A particle record's chunk changes size from step to step (particles move between ranks). Its
