@@ -98,11 +98,16 @@ SharedMemory::SharedMemory(std::size_t capacity)
                            : nullptr) {}
 
 std::optional<ShmReservation> SharedMemory::reserve(std::size_t bytes, std::string* error) {
-  if (std::optional<ShmReservation> reservation = try_reserve(bytes, error)) return reservation;
-  // Spares are made ahead for speed, never at the cost of a value: drop them and try again.
-  if (!spares_ || spares_->drop_all() == 0) return std::nullopt;
-  counters_->total_refusals.fetch_sub(1, std::memory_order_relaxed);
-  return try_reserve(bytes, error);
+  std::optional<ShmReservation> reservation = try_reserve(bytes, error);
+  if (reservation || !spares_) return reservation;
+  // Spares are made ahead for speed, never at the cost of a value: drop them (and the one being
+  // made) and try again before the thread can reserve room for another.
+  spares_->give_way([&] {
+    counters_->total_refusals.fetch_sub(1, std::memory_order_relaxed);
+    reservation.reset();
+    if (auto retried = try_reserve(bytes, error)) reservation.emplace(std::move(*retried));
+  });
+  return reservation;
 }
 
 std::optional<ShmReservation> SharedMemory::try_reserve(std::size_t bytes, std::string* error) {

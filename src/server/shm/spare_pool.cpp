@@ -18,6 +18,9 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// A spare's pages are allocated this much at a time, so a loan that needs its room waits for
+// no more than one piece (a few milliseconds) before the spare is abandoned.
+constexpr std::size_t kAllocationPiece = std::size_t{16} << 20;
 
 std::size_t round_up(std::size_t bytes, std::size_t unit) {
   return (bytes + unit - 1) / unit * unit;
@@ -39,8 +42,9 @@ bool read_huge_pages() {
 
 // A sized, size-sealed memfd with its pages allocated (not yet zeroed: shared memory clears a
 // page when it is first read or partly written, so a loan filled whole is never cleared twice).
-// -1 when the kernel refuses; an fallocate the file system cannot do still leaves a usable file.
-int make_spare(std::size_t file_size) {
+// -1 when the kernel refuses or `abandon` is set before it is done; an fallocate the file system
+// cannot do still leaves a usable file.
+int make_spare(std::size_t file_size, const std::atomic<bool>& abandon) {
   int fd = ::memfd_create("slipstream-loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -1;
   if (::ftruncate(fd, static_cast<off_t>(file_size)) != 0 ||
@@ -48,9 +52,17 @@ int make_spare(std::size_t file_size) {
     ::close(fd);
     return -1;
   }
-  if (::fallocate(fd, 0, 0, static_cast<off_t>(file_size)) != 0 && errno == ENOSPC) {
-    ::close(fd);  // no memory to hold it: no spare rather than a loan that fails when filled
-    return -1;
+  for (std::size_t offset = 0; offset < file_size; offset += kAllocationPiece) {
+    if (abandon.load(std::memory_order_relaxed)) {
+      ::close(fd);
+      return -1;
+    }
+    const std::size_t piece = std::min(kAllocationPiece, file_size - offset);
+    if (::fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(piece)) != 0) {
+      if (errno != ENOSPC) break;  // not supported here: the pages come when first touched
+      ::close(fd);  // no memory to hold it: no spare rather than a loan that fails when filled
+      return -1;
+    }
   }
   return fd;
 }
@@ -85,7 +97,8 @@ ShmSparePool::~ShmSparePool() {
   }
   wake_.notify_all();
   thread_.join();
-  drop_all();
+  std::lock_guard lock(mutex_);
+  drop_all_locked();
 }
 
 int ShmSparePool::take(std::size_t file_size) {
@@ -123,14 +136,32 @@ void ShmSparePool::close_locked(std::size_t file_size, SizeClass& size_class) {
   counters_->files.fetch_sub(count, std::memory_order_relaxed);
 }
 
-std::size_t ShmSparePool::drop_all() {
-  std::lock_guard lock(mutex_);
+std::size_t ShmSparePool::drop_all_locked() {
   std::size_t freed = 0;
   for (auto& [file_size, size_class] : classes_) {
     freed += file_size * size_class.spares.size();
     close_locked(file_size, size_class);
   }
   return freed;
+}
+
+bool ShmSparePool::give_way(const std::function<void()>& retry) {
+  std::unique_lock lock(mutex_);
+  ++giving_way_;  // the thread reserves no room for a new spare until retry has run
+  std::size_t freed = 0;
+  if (making_ > 0) {
+    // Its room was reserved when the thread began it; the thread gives it back once it sees the
+    // flag (after the piece it is allocating).
+    freed += making_;
+    abandon_.store(true, std::memory_order_relaxed);
+    made_.wait(lock, [this] { return making_ == 0; });
+  }
+  freed += drop_all_locked();
+  if (freed > 0) retry();
+  --giving_way_;
+  lock.unlock();
+  wake_.notify_all();
+  return freed > 0;
 }
 
 void ShmSparePool::age_locked(std::chrono::steady_clock::time_point now) {
@@ -162,6 +193,10 @@ void ShmSparePool::run() {
   std::unique_lock lock(mutex_);
   std::set<std::size_t> refused;  // classes that did not fit: not retried until the next wake
   while (!stopping_) {
+    if (giving_way_ > 0) {
+      wake_.wait(lock, [this] { return giving_way_ == 0 || stopping_; });
+      continue;
+    }
     age_locked(std::chrono::steady_clock::now());
     const std::size_t file_size = wanted_locked(refused);
     if (file_size == 0) {
@@ -189,12 +224,16 @@ void ShmSparePool::run() {
     counters_->files.fetch_add(1, std::memory_order_relaxed);
     counters_->spare_bytes.fetch_add(file_size, std::memory_order_relaxed);
     counters_->spares.fetch_add(1, std::memory_order_relaxed);
+    making_ = file_size;
     lock.unlock();
-    const int fd = make_spare(file_size);
+    const int fd = make_spare(file_size, abandon_);
     lock.lock();
+    making_ = 0;
+    const bool abandoned = abandon_.exchange(false, std::memory_order_relaxed);
     auto it = classes_.find(file_size);
-    if (fd >= 0 && it != classes_.end() && !stopping_) {
+    if (fd >= 0 && !abandoned && it != classes_.end() && !stopping_) {
       it->second.spares.push_back(fd);
+      made_.notify_all();
       continue;
     }
     if (fd >= 0) ::close(fd);
@@ -202,7 +241,8 @@ void ShmSparePool::run() {
     counters_->spares.fetch_sub(1, std::memory_order_relaxed);
     counters_->used_bytes.fetch_sub(file_size, std::memory_order_relaxed);
     counters_->files.fetch_sub(1, std::memory_order_relaxed);
-    if (fd < 0) refused.insert(file_size);  // the kernel refused: not again before a wake
+    made_.notify_all();  // after its room is given back: a give_way waiting on it retries now
+    if (fd < 0 && !abandoned) refused.insert(file_size);  // the kernel refused: not before a wake
   }
 }
 

@@ -9,9 +9,11 @@
 // Thread-safety: every member may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,8 +51,11 @@ class ShmSparePool {
   /// is ready. Records the demand either way, so the thread makes the next one. The caller owns
   /// the descriptor; its bytes and file are no longer counted as spare.
   int take(std::size_t file_size);
-  /// Closes every spare (a loan or segment needs the room); returns the bytes freed.
-  std::size_t drop_all();
+  /// Makes way for a loan or segment that needs the spares' room: closes every spare, stops the
+  /// one being made (and waits for the thread to give its room back), then runs `retry` before
+  /// the thread may reserve room for another. False, and `retry` not run, when there was no
+  /// spare to free.
+  bool give_way(const std::function<void()>& retry);
 
  private:
   struct SizeClass {
@@ -66,14 +71,20 @@ class ShmSparePool {
   // those past kClassLifetime.
   void age_locked(std::chrono::steady_clock::time_point now);
   void close_locked(std::size_t file_size, SizeClass& size_class);
+  // Under the lock: closes every spare; returns the bytes freed.
+  std::size_t drop_all_locked();
 
   std::shared_ptr<ShmCounters> counters_;
   std::size_t capacity_;
   std::size_t max_files_;
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable made_;               // the spare being made is done or abandoned
   std::map<std::size_t, SizeClass> classes_;  // guarded by mutex_
   bool stopping_ = false;                      // guarded by mutex_
+  std::size_t making_ = 0;       // guarded by mutex_: file size of the spare being made, or 0
+  std::size_t giving_way_ = 0;   // guarded by mutex_: give_way calls in progress (no new spares)
+  std::atomic<bool> abandon_{false};  // set under mutex_: the spare being made is not wanted
   std::thread thread_;
 };
 
