@@ -966,15 +966,20 @@ struct ReaderState {
     client.call(stream, request, "SS.STREAM.RELEASE");
   }
 
-  // A segment mapped read-only, as load() last used it.
+  // A segment already mapped read-only (`size` bytes), marked used now; null if none is.
+  std::shared_ptr<SegmentMapping> cached_mapping(std::uint64_t id, std::size_t size) {
+    auto cached = segments.find(id);
+    if (cached == segments.end() || cached->second.mapping->size != size) return nullptr;
+    cached->second.last_step = steps_seen;
+    return cached->second.mapping;
+  }
+  // A segment mapped read-only, as load() last used it; its descriptor is the next one passed.
   std::shared_ptr<SegmentMapping> mapping(client::Connection& c, std::uint64_t id,
                                           std::size_t size) {
     const int fd = c.take_fd();
-    auto cached = segments.find(id);
-    if (cached != segments.end() && cached->second.mapping->size == size) {
+    if (auto cached = cached_mapping(id, size)) {
       ::close(fd);
-      cached->second.last_step = steps_seen;
-      return cached->second.mapping;
+      return cached;
     }
     auto mapped = map_segment(fd, size, /*writable=*/false);
     if (!mapped) {
@@ -989,10 +994,13 @@ struct ReaderState {
   // "Few": a writer's segment comes back after at most the stream's queue limit of steps (one
   // more in cluster mode), which NEXT ... MAP tells; a mapping kept shorter than that is made and
   // faulted in again at every step.
+  // The ids let go are told to the server with the next NEXT ... MAP CACHED.
   void next_step_seen() {
     ++steps_seen;
     std::erase_if(segments, [&](const auto& entry) {
-      return entry.second.last_step + cache_steps < steps_seen;
+      if (entry.second.last_step + cache_steps >= steps_seen) return false;
+      dropped_segments.push_back(entry.first);
+      return true;
     });
   }
   void set_queue_limit(std::int64_t limit) {
@@ -1014,6 +1022,7 @@ struct ReaderState {
   std::optional<std::int64_t> held;
   bool left = false;
   std::unordered_map<std::uint64_t, CachedSegment> segments;
+  std::vector<std::uint64_t> dropped_segments;  // unmapped since the last NEXT ... MAP CACHED
   std::uint64_t steps_seen = 0;
 };
 
@@ -1092,12 +1101,24 @@ StreamNext StreamReader::next_step() {
     request.command({"SS.STREAM.RELEASE", s.stream, s.group, std::to_string(s.rank),
                      std::to_string(*releasing)});
   }
-  // Over shared memory, MAP: the reply passes the descriptors of the step's chunks in writer
-  // segments, so load() needs no further round trip for them.
+  // Over shared memory, MAP: the reply names the step's chunks in writer segments, so load()
+  // needs no further round trip for them. CACHED: a segment's descriptor comes only the first
+  // time (or again after this reader said it dropped the mapping).
   const bool map = s.client.shm_link().active();
   if (map) {
-    request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
-                     std::to_string(timeout.count()), "MAP"});
+    const std::size_t dropped = s.dropped_segments.size();
+    request.command(8 + (dropped > 0 ? 1 + dropped : 0));
+    request.arg("SS.STREAM.NEXT");
+    request.arg(s.stream);
+    request.arg(s.group);
+    request.arg(static_cast<std::int64_t>(s.rank));
+    request.arg("TIMEOUT");
+    request.arg(static_cast<std::int64_t>(timeout.count()));
+    request.arg("MAP");
+    request.arg("CACHED");
+    if (dropped > 0) request.arg("DROPPED");
+    for (std::uint64_t id : s.dropped_segments) request.arg(static_cast<std::int64_t>(id));
+    s.dropped_segments.clear();
   } else {
     request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
                      std::to_string(timeout.count())});
@@ -1118,11 +1139,17 @@ StreamNext StreamReader::next_step() {
             c.protocol_error("malformed SS.STREAM.NEXT reply");
           }
           if (answer.elements.size() == 9) s.set_queue_limit(answer.elements[8].integer);
-          for (const Reply& entry : answer.elements[7].elements) {  // [chunk id, segment, bytes]
-            if (entry.elements.size() != 3) c.protocol_error("malformed SS.STREAM.NEXT reply");
-            mapped[entry.elements[0].integer] =
-                s.mapping(c, static_cast<std::uint64_t>(entry.elements[1].integer),
-                          static_cast<std::size_t>(entry.elements[2].integer));
+          // [chunk id, segment, bytes, passed]: passed 0, a segment this reader maps already.
+          for (const Reply& entry : answer.elements[7].elements) {
+            if (entry.elements.size() != 4) c.protocol_error("malformed SS.STREAM.NEXT reply");
+            const auto segment = static_cast<std::uint64_t>(entry.elements[1].integer);
+            const auto bytes = static_cast<std::size_t>(entry.elements[2].integer);
+            std::shared_ptr<SegmentMapping> mapping = entry.elements[3].integer != 0
+                                                          ? s.mapping(c, segment, bytes)
+                                                          : s.cached_mapping(segment, bytes);
+            // Not mapped here after all (the server's record and ours disagree): load() asks
+            // for the chunk with SS.STREAM.VIEW.
+            if (mapping) mapped[entry.elements[0].integer] = std::move(mapping);
           }
         }
         return answer;

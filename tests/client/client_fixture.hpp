@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,16 @@ inline std::string transport_name(const ::testing::TestParamInfo<Transport>& inf
 inline ServerProcess& shared_server() {
   static ServerProcess server;
   return server;
+}
+
+/// An integer field of the server's INFO (all sections), or -1 when INFO has none of that name.
+inline std::int64_t info_field(Client& client, const std::string& field) {
+  Reply reply = client.command({"INFO", "everything"});
+  const std::string& text = reply.string;
+  auto at = text.find("\n" + field + ":");
+  if (at == std::string::npos) return -1;
+  at += field.size() + 2;
+  return std::stoll(text.substr(at, text.find('\r', at) - at));
 }
 
 /// A name unique to the running test, so tests never see each other's keys.

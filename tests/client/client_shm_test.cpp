@@ -34,16 +34,6 @@ ClientOptions shm_options(const ServerProcess& server, std::size_t min_bytes = 0
   return options;
 }
 
-/// One `field:value` of INFO memory or stats, as an integer (-1 if absent).
-std::int64_t info_field(Client& client, const std::string& field) {
-  Reply reply = client.command({"INFO", "everything"});
-  const std::string& text = reply.string;
-  auto at = text.find("\n" + field + ":");
-  if (at == std::string::npos) return -1;
-  at += field.size() + 2;
-  return std::stoll(text.substr(at, text.find('\r', at) - at));
-}
-
 /// Polls until INFO `field` equals `value` (reclaiming after a disconnect is asynchronous).
 bool eventually_equals(Client& client, const std::string& field, std::int64_t value) {
   for (int i = 0; i < 200; ++i) {

@@ -226,6 +226,15 @@ void write_rho_steps(const ClientOptions& options, const std::string& name, int 
   writer.close();
 }
 
+// An integer field of SS.STREAM.INFO (-1 when it has none of that name).
+std::int64_t stream_info_field(Client& info, const std::string& stream, std::string_view field) {
+  const Reply fields = info.command({"SS.STREAM.INFO", stream});
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    if (fields.elements[i].string == field) return fields.elements[i + 1].integer;
+  }
+  return -1;
+}
+
 // Loads the step's meshes/rho: counts its shared pieces and the elements that are not the step's
 // number.
 void check_rho(StreamStep& step, std::atomic<int>& shared, std::atomic<int>& wrong) {
@@ -254,13 +263,8 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
       StreamNext next = reader.next_step();
       if (next.kind != StreamNext::Kind::kStep) break;
       check_rho(*next.step, shared, wrong);
-      Reply fields = info.command({"SS.STREAM.INFO", name});
-      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-        if (fields.elements[i].string == "segment_bytes") {
-          most_segment_bytes = std::max<std::int64_t>(most_segment_bytes,
-                                                      fields.elements[i + 1].integer);
-        }
-      }
+      most_segment_bytes = std::max<std::int64_t>(most_segment_bytes,
+                                                  stream_info_field(info, name, "segment_bytes"));
       const std::string streams = info.command({"INFO", "streams"}).string;
       if (streams.find("stream_segment_bytes:0\r") == std::string::npos &&
           streams.find("stream_segment_bytes:") != std::string::npos) {
@@ -282,7 +286,11 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
 // steps. The server keeps the writer's freed segments for that (it kept one and destroyed the
 // rest, so that the writer made a new segment at nearly every step), and the reader keeps its
 // mappings as long (it kept them 4 steps and mapped every segment again): the reader maps each
-// segment once. Its mmap calls are counted by the interposer above this file's tests.
+// segment once. Its mmap calls are counted by the interposer above this file's tests. And the
+// server passes each segment's descriptor to the reader's connection once (NEXT ... MAP CACHED;
+// before, every NEXT passed every chunk's descriptor again, which the reader closed at once):
+// the descriptors sent over the run are the writer's fresh segments and the reader's first sight
+// of each, no more.
 TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMappings) {
   ServerProcess& server = shared_server();
   ClientOptions options;
@@ -290,6 +298,9 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
   const std::string name = unique("stream");
   constexpr std::uint64_t kCount = 16 * 1024;  // 128 KiB of doubles per step
   constexpr int kQueue = 8, kManySteps = 48;
+  Client observer(options);
+  const std::int64_t passed_before = info_field(observer, "shm_descriptors_passed");
+  ASSERT_GE(passed_before, 0);
   std::atomic<int> wrong{0}, shared{0}, steps{0}, reader_mmaps{0};
   std::atomic<std::int64_t> segments_made{0};
   std::thread reader_thread([&] {
@@ -302,12 +313,7 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
       ++steps;
       check_rho(*next.step, shared, wrong);
       next.step->release();
-      const Reply fields = info.command({"SS.STREAM.INFO", name});
-      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-        if (fields.elements[i].string == "segments_made") {
-          segments_made = fields.elements[i + 1].integer;
-        }
-      }
+      segments_made = stream_info_field(info, name, "segments_made");
       std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the writer gets ahead
     }
     reader_mmaps = counted_mmaps;
@@ -323,6 +329,9 @@ TEST(StreamClient, AWriterAheadByAWholeQueueReusesItsSegmentsAndTheReaderItsMapp
   EXPECT_GT(segments_made.load(), 0);
   EXPECT_LE(segments_made.load(), kQueue) << "segments the server made in " << kManySteps
                                           << " steps";
+  const std::int64_t passed = info_field(observer, "shm_descriptors_passed") - passed_before;
+  EXPECT_GE(passed, segments_made.load());
+  EXPECT_LE(passed, 2 * segments_made.load()) << "descriptors passed in " << kManySteps << " steps";
   if (kCountsMmaps) {
     EXPECT_GT(reader_mmaps.load(), 0);
     EXPECT_LE(reader_mmaps.load(), kQueue + 1) << "mappings made by the reader in " << kManySteps
@@ -365,12 +374,8 @@ TEST(StreamClient, ChunksOfChangingSizeReuseSegmentsOfTheirSizeClass) {
       }
       if (seen != count_of(step)) ++wrong;
       next.step->release();
-      const Reply fields = info.command({"SS.STREAM.INFO", name});
-      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-        if (fields.elements[i].string == "segments_made") {
-          segments_made = std::max<std::int64_t>(segments_made, fields.elements[i + 1].integer);
-        }
-      }
+      segments_made = std::max<std::int64_t>(segments_made,
+                                             stream_info_field(info, name, "segments_made"));
     }
   };
   std::thread over_shm(read_group, shm_options, "shm");
@@ -424,13 +429,7 @@ TEST(StreamClient, EndReservesTheNextStepAndAWrongGuessLeavesNoTrace) {
     options.address = shared_memory ? server.unix_address() : server.tcp_address();
     const std::string name = unique("stream");
     Client info(options);
-    auto field = [&](std::string_view wanted) {
-      const Reply fields = info.command({"SS.STREAM.INFO", name});
-      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-        if (fields.elements[i].string == wanted) return fields.elements[i + 1].integer;
-      }
-      return std::int64_t{-1};
-    };
+    auto field = [&](std::string_view wanted) { return stream_info_field(info, name, wanted); };
     StreamWriterOptions writer_options;
     writer_options.queue_limit = 4;
     writer_options.expected_groups = 1;

@@ -801,5 +801,84 @@ TEST_F(StreamShmTest, SegmentsAreWritableOnlyByTheirWriter) {
   ASSERT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", "0"}).is_ok());
 }
 
+// NEXT ... MAP CACHED: a reader keeps its mappings, so a segment's descriptor is passed to its
+// connection once; the step after, the same segment is named with passed 0 and no descriptor.
+// Once the reader says it dropped the mapping (DROPPED), the descriptor comes again. Plain MAP
+// passes it every time.
+TEST_F(StreamShmTest, MapCachedPassesASegmentsDescriptorOnceUntilTheReaderDropsIt) {
+  const std::string s = "s:cached";
+  RawClient writer = attached();
+  RawClient reader = attached();
+  ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0", "EXPECT-GROUPS", "1"}).is_ok());
+  ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}).is_ok());
+  constexpr std::size_t kBytes = 64 * 1024;
+  std::string segment;  // the writer's one segment, lent again at every step
+  auto write_step = [&](int step) {
+    const std::string n = std::to_string(step);
+    ASSERT_TRUE(writer.call({"SS.STREAM.BEGIN", s, "0", n}).is_ok());
+    RespReply lent = writer.call({"SS.STREAM.SEGMENTS", s, "0", n, std::to_string(kBytes)});
+    ASSERT_EQ(lent.kind, RespReply::Kind::kArray) << lent.str();
+    const RespReply& entry = lent.elements.at(0).elements.at(0);
+    const std::string id = std::to_string(entry.elements.at(0).integer);
+    if (segment.empty()) segment = id;
+    ASSERT_EQ(id, segment) << "the freed segment is lent again";
+    const int fd = writer.take_fd();
+    if (entry.elements.at(1).integer == 1) {  // fresh: filled once
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::pwrite(fd, std::string(kBytes, 'c').data(), kBytes, 0),
+                static_cast<ssize_t>(kBytes));
+      ::close(fd);
+    }
+    ASSERT_TRUE(writer
+                    .call({"SS.STREAM.PUTSEG", s, "0", n, "meshes/rho", "UINT8",
+                           std::to_string(kBytes), "0", std::to_string(kBytes), id})
+                    .is_ok());
+    ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", n}).is_ok());
+  };
+  // Reads step `step` and says whether its one chunk came with its descriptor; -1 on a bad reply.
+  auto read_step = [&](int step, std::vector<std::string> next) -> int {
+    RespReply got = reader.call(next);
+    if (got.kind != RespReply::Kind::kArray || got.elements.size() != 9 ||
+        got.elements[1].integer != step || got.elements[7].elements.size() != 1) {
+      ADD_FAILURE() << got.str();
+      return -1;
+    }
+    const RespReply& entry = got.elements[7].elements[0];
+    const bool cached = next.size() > 7;
+    EXPECT_EQ(entry.elements.size(), cached ? 4u : 3u) << got.str();
+    EXPECT_EQ(std::to_string(entry.elements.at(1).integer), segment);
+    const int fd = reader.take_fd();
+    const bool passed = !cached || entry.elements.at(3).integer == 1;
+    EXPECT_EQ(fd >= 0, passed) << "a descriptor comes exactly when the entry says so";
+    if (fd >= 0) ::close(fd);
+    EXPECT_TRUE(reader.call({"SS.STREAM.RELEASE", s, "g", "0", std::to_string(step)}).is_ok());
+    return passed ? 1 : 0;
+  };
+  const std::vector<std::string> cached{"SS.STREAM.NEXT", s, "g", "0", "TIMEOUT", "5000",
+                                        "MAP", "CACHED"};
+  write_step(0);
+  EXPECT_EQ(read_step(0, cached), 1);  // first time: passed
+  write_step(1);
+  EXPECT_EQ(read_step(1, cached), 0);  // mapped already: named only
+  write_step(2);
+  std::vector<std::string> dropped = cached;
+  dropped.insert(dropped.end(), {"DROPPED", segment});
+  EXPECT_EQ(read_step(2, dropped), 1);  // the reader let it go: passed again
+  write_step(3);
+  EXPECT_EQ(read_step(3, cached), 0);
+  write_step(4);
+  EXPECT_EQ(read_step(4, {"SS.STREAM.NEXT", s, "g", "0", "TIMEOUT", "5000", "MAP"}), 1);
+
+  // Misuse: CACHED and DROPPED only after MAP (and CACHED), ids positive integers.
+  EXPECT_NE(reader.call({"SS.STREAM.NEXT", s, "g", "0", "CACHED"}).text.find("syntax error"),
+            std::string::npos);
+  EXPECT_NE(reader.call({"SS.STREAM.NEXT", s, "g", "0", "MAP", "DROPPED", "7"})
+                .text.find("syntax error"),
+            std::string::npos);
+  EXPECT_NE(reader.call({"SS.STREAM.NEXT", s, "g", "0", "MAP", "CACHED", "DROPPED", "x"})
+                .text.find("segment id must be a positive integer, got 'x'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace slipstream::testing

@@ -131,6 +131,10 @@ void Connection::end_write() {
   writing_ = false;
   in_flight_.clear();
   server_.stats().net_output_bytes.fetch_add(write_.position, std::memory_order_relaxed);
+  if (write_.next_fd > 0) {
+    server_.shared_memory().counters()->total_descriptors_passed.fetch_add(
+        write_.next_fd, std::memory_order_relaxed);
+  }
   write_.reset();
 }
 

@@ -327,6 +327,11 @@ std::uint64_t ShmSession::add_lease(std::shared_ptr<const void> owner) {
   return id;
 }
 
+void ShmSession::note_passed(std::uint64_t segment) {
+  if (passed_segments_.size() >= kPassedSegmentsMax) passed_segments_.clear();
+  passed_segments_.insert(segment);
+}
+
 bool ShmSession::release(std::uint64_t id) {
   if (leases_.erase(id) > 0) {
     counters_->leases.fetch_sub(1, std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "common/buffer.hpp"
@@ -39,6 +40,7 @@ struct ShmCounters {
   std::atomic<std::uint64_t> total_views{0};        ///< zero-copy leases of stored segments
   std::atomic<std::uint64_t> total_view_copies{0};  ///< leases of a copy (tensor not in shm)
   std::atomic<std::uint64_t> total_refusals{0};     ///< requests refused because the pool was full
+  std::atomic<std::uint64_t> total_descriptors_passed{0};  ///< memfds sent to clients (SCM_RIGHTS)
 };
 
 /// Pool bytes held by a loan or a segment; given back on destruction.
@@ -225,11 +227,21 @@ class ShmSession {
   std::size_t loans() const noexcept { return loans_.size(); }
   std::size_t leases() const noexcept { return leases_.size(); }
 
+  // ---- Stream segments whose descriptors this connection was passed and still maps (NEXT ...
+  // MAP CACHED): their chunks are named without passing the descriptor again. The client says
+  // which mappings it dropped; at most kPassedSegmentsMax are remembered (past that the set
+  // starts again, and descriptors are passed anew: a client that already maps one closes it).
+  static constexpr std::size_t kPassedSegmentsMax = 4096;
+  bool was_passed(std::uint64_t segment) const { return passed_segments_.contains(segment); }
+  void note_passed(std::uint64_t segment);
+  void forget_passed(std::uint64_t segment) { passed_segments_.erase(segment); }
+
  private:
   std::shared_ptr<ShmCounters> counters_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<ShmLoan>> loans_;
   std::unordered_map<std::uint64_t, std::shared_ptr<const void>> leases_;
+  std::unordered_set<std::uint64_t> passed_segments_;
 };
 
 }  // namespace slipstream::server

@@ -131,25 +131,54 @@ void write_component(ReplyBuffer& reply, const ComponentData& component,
   }
 }
 
-// The most chunk descriptors one NEXT ... MAP reply passes; a step with more segment chunks
-// passes none (its readers then ask for theirs with SS.STREAM.VIEW).
+// The most chunk descriptors one NEXT ... MAP reply passes. With MAP alone, a step with more
+// segment chunks passes none; with MAP CACHED, the chunks past the limit whose segments the
+// connection does not map yet are left out. Readers ask for those with SS.STREAM.VIEW.
 constexpr std::size_t kMappedChunksMax = 64;
 
-// ["step", step, readers, writers, strategy, attributes, components], ["skipped", step, reason]
-// or ["end"]. With `map` (NEXT ... MAP, shared memory attached), a step gets an eighth element:
-// [chunk-id, segment-id, bytes] for each chunk in a writer segment, whose descriptors are passed
-// alongside in that order, so that a reader on the node loads its share without another round
-// trip; and a ninth: the stream's queue limit, which tells the reader how many steps a segment
-// may go unused before its writer lends it again (how long to keep its mapping).
-void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) {
-  std::size_t mapped = 0;
-  if (map && delivery.kind == stream::Delivery::Kind::kStep) {
-    for (const auto& segment : delivery.segments) mapped += segment ? 1 : 0;
-    if (mapped > kMappedChunksMax) mapped = 0;
-    for (const auto& segment : delivery.segments) {
-      if (segment && mapped > 0) reply.pass_fd(segment->fd(), segment);
+// How NEXT answers a step's chunks in writer segments.
+struct MapMode {
+  bool map = false;                      // MAP: list them, their descriptors passed alongside
+  std::shared_ptr<ShmSession> cached;    // MAP CACHED: not again those the connection maps
+};
+
+// Which of a step's chunks a MAP reply lists (by chunk id), and whether each one's descriptor
+// is passed with it; passing recorded in `mode.cached`.
+std::vector<std::pair<std::size_t, bool>> mapped_chunks(const StepDelivery& delivery,
+                                                        const MapMode& mode) {
+  std::vector<std::pair<std::size_t, bool>> listed;
+  if (!mode.map || delivery.kind != stream::Delivery::Kind::kStep) return listed;
+  std::size_t passed = 0;
+  for (std::size_t id = 0; id < delivery.segments.size(); ++id) {
+    const auto& segment = delivery.segments[id];
+    if (!segment) continue;
+    if (mode.cached && mode.cached->was_passed(segment->id())) {
+      listed.emplace_back(id, false);
+    } else if (passed < kMappedChunksMax) {
+      listed.emplace_back(id, true);
+      ++passed;
+      if (mode.cached) mode.cached->note_passed(segment->id());
+    } else if (!mode.cached) {
+      return {};  // MAP alone: all or none
     }
   }
+  return listed;
+}
+
+// ["step", step, readers, writers, strategy, attributes, components], ["skipped", step, reason]
+// or ["end"]. With MAP (shared memory attached), a step gets an eighth element: [chunk-id,
+// segment-id, bytes] for each chunk in a writer segment, whose descriptors are passed alongside
+// in that order, so that a reader on the node loads its share without another round trip; and a
+// ninth: the stream's queue limit, which tells the reader how many steps a segment may go unused
+// before its writer lends it again (how long to keep its mapping). With MAP CACHED, the entries
+// are [chunk-id, segment-id, bytes, passed]: passed 0 names a segment whose descriptor this
+// connection was passed before and has not said it dropped (no descriptor comes with it).
+void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, const MapMode& mode) {
+  const std::vector<std::pair<std::size_t, bool>> listed = mapped_chunks(delivery, mode);
+  for (const auto& [id, passed] : listed) {
+    if (passed) reply.pass_fd(delivery.segments[id]->fd(), delivery.segments[id]);
+  }
+  const bool map = mode.map;
   switch (delivery.kind) {
     case stream::Delivery::Kind::kStep:
       reply.array(map ? 9 : 7);
@@ -165,13 +194,13 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, bool map) 
         write_component(reply, component, delivery.remote);
       }
       if (map) {
-        reply.array(mapped);
-        for (std::size_t id = 0; mapped > 0 && id < delivery.segments.size(); ++id) {
-          if (!delivery.segments[id]) continue;
-          reply.array(3);
+        reply.array(listed.size());
+        for (const auto& [id, passed] : listed) {
+          reply.array(mode.cached ? 4 : 3);
           reply.integer(static_cast<std::int64_t>(id));
           reply.integer(static_cast<std::int64_t>(delivery.segments[id]->id()));
           reply.integer(static_cast<std::int64_t>(delivery.segments[id]->size()));
+          if (mode.cached) reply.integer(passed ? 1 : 0);
         }
         reply.integer(static_cast<std::int64_t>(delivery.queue_limit));
       }
@@ -208,13 +237,14 @@ Outcome join(CommandContext& c) {
   });
 }
 
-// SS.STREAM.NEXT stream group rank [TIMEOUT ms] [MAP]
+// SS.STREAM.NEXT stream group rank [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id...]]
 Outcome next(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::string group = parse_group(c.arg(2));
     const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
     std::int64_t timeout = 0;
-    bool map = false;
+    MapMode mode;
+    std::vector<std::uint64_t> dropped;
     for (std::size_t i = 4; i < c.argc(); ++i) {
       if (equals_nocase(c.arg(i), "TIMEOUT") && i + 1 < c.argc()) {
         timeout = parse_milliseconds(c.arg(++i), "TIMEOUT");
@@ -222,12 +252,18 @@ Outcome next(CommandContext& c) {
         if (!c.session.shm) {
           throw StreamError("MAP needs shared memory: SS.SHM.ATTACH first (Unix socket)");
         }
-        map = true;
+        mode.map = true;
+      } else if (mode.map && equals_nocase(c.arg(i), "CACHED")) {
+        mode.cached = c.session.shm;
+      } else if (mode.cached && equals_nocase(c.arg(i), "DROPPED")) {
+        // The segments whose mappings the reader let go: the rest of the arguments.
+        while (++i < c.argc()) dropped.push_back(parse_id(c.arg(i), "segment id"));
       } else {
-        throw StreamError("syntax error: expected TIMEOUT ms or MAP after the arguments, got '" +
-                          std::string(c.arg(i)) + "'");
+        throw StreamError("syntax error: expected TIMEOUT ms, MAP, MAP CACHED or DROPPED ids "
+                          "after the arguments, got '" + std::string(c.arg(i)) + "'");
       }
     }
+    for (std::uint64_t segment : dropped) mode.cached->forget_passed(segment);
     const std::uint64_t session = c.session.id();
     std::optional<StepDelivery> delivery;
     Outcome outcome = Outcome::kDone;
@@ -236,15 +272,16 @@ Outcome next(CommandContext& c) {
       if (delivery) return;
       outcome = park(
           c, s,
-          [group, rank, session, map](Stream& parked_on) -> std::optional<ReplyWriter> {
+          [group, rank, session, mode](Stream& parked_on) -> std::optional<ReplyWriter> {
             auto ready = parked_on.next(group, rank, session);
             if (!ready) return std::nullopt;
             auto shared = std::make_shared<const StepDelivery>(std::move(*ready));
-            return [shared, map](ReplyBuffer& reply) { write_delivery(reply, *shared, map); };
+            // Runs on the reader's connection's thread, like the handler (mode.cached is its).
+            return [shared, mode](ReplyBuffer& reply) { write_delivery(reply, *shared, mode); };
           },
           timeout);
     });
-    if (delivery) write_delivery(c.reply, *delivery, map);
+    if (delivery) write_delivery(c.reply, *delivery, mode);
     return outcome;
   });
 }
@@ -360,13 +397,16 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
      "Joins reader rank of a group of size readers on hostname to the stream (created if need "
      "be): +OK. The reader is bound to this connection."},
     {"SS.STREAM.NEXT", -4, kWrite | kBlocking, 1, 1, 1, next, "stream",
-     "stream group rank [TIMEOUT ms] [MAP]",
+     "stream group rank [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id ...]]",
      "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
      "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit). "
      "MAP (shared memory attached): a step also lists [chunk-id, segment, bytes] of its chunks "
-     "in writer segments, their memfds passed alongside, and then the stream's queue limit (how "
-     "many steps a segment may go unused before its writer gets it again: how long a reader "
-     "keeps its mapping)."},
+     "in writer segments, their memfds passed alongside (64 at most: with more, none), and then "
+     "the stream's queue limit (how many steps a segment may go unused before its writer gets it "
+     "again: how long a reader keeps its mapping). MAP CACHED: the reader keeps its mappings, so "
+     "a memfd is passed once per connection; entries are [chunk-id, segment, bytes, passed], "
+     "passed 0 for a segment passed before (no memfd with it), and chunks past 64 new memfds are "
+     "left out. DROPPED (last): the segments whose mappings the reader let go since."},
     {"SS.STREAM.GET", -6, kReadOnly, 1, 1, 1, get, "stream",
      "stream group rank step chunk-id [chunk-id ...]",
      "The bytes of chunks of the step the reader holds, one bulk string each."},

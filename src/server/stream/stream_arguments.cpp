@@ -40,6 +40,16 @@ std::uint32_t parse_rank(std::string_view text, std::string_view what) {
   return static_cast<std::uint32_t>(*value);
 }
 
+std::uint64_t parse_id(std::string_view text, std::string_view what) {
+  auto value = parse_unsigned(text);
+  if (!value || *value == 0 ||
+      *value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw StreamError(std::string(what) + " must be a positive integer, got '" + shown(text) +
+                      "'");
+  }
+  return *value;
+}
+
 std::uint32_t parse_count(std::string_view text, std::string_view what, std::uint32_t minimum) {
   auto value = parse_unsigned(text);
   if (!value || *value < minimum || *value > std::numeric_limits<std::uint32_t>::max()) {

@@ -20,6 +20,8 @@ std::uint32_t parse_rank(std::string_view text, std::string_view what);
 std::uint32_t parse_count(std::string_view text, std::string_view what, std::uint32_t minimum);
 /// A step number >= 0, or -1 too when `allow_stream_level` (SS.STREAM.ATTR).
 std::int64_t parse_step(std::string_view text, bool allow_stream_level = false);
+/// A positive id that fits in a signed 64-bit integer (segment, chunk).
+std::uint64_t parse_id(std::string_view text, std::string_view what);
 /// Milliseconds >= 0 (0 = no limit).
 std::int64_t parse_milliseconds(std::string_view text, std::string_view what);
 

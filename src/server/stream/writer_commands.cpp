@@ -171,13 +171,6 @@ Outcome put_chunk(CommandContext& c, Complete&& complete) {
   });
 }
 
-// A positive id argument (segment, chunk).
-std::uint64_t parse_id(std::string_view text, std::string_view what) {
-  auto id = parse_int(text);
-  if (!id || *id <= 0) throw StreamError(std::string(what) + " must be a positive integer");
-  return static_cast<std::uint64_t>(*id);
-}
-
 // SS.STREAM.PUT stream rank step component dtype global-extent offset extent bytes
 Outcome put(CommandContext& c) {
   return put_chunk(c, [&](PutRequest& request) {
