@@ -106,13 +106,20 @@ class RawClient {
     }
   }
   void send(const std::vector<std::string>& args) { send_raw(encode(args)); }
-  RespReply call(const std::vector<std::string>& args, int timeout_ms = 5000) {
+
+  /// How long a reply is waited for unless a test says otherwise: a guard against a hang, not a
+  /// speed check. Sanitizer builds on a busy 2-core machine take several seconds for some
+  /// replies (a model load: ModelTest and ClusterTest timed out at 5 s in CI's ASan and TSan
+  /// stages).
+  static constexpr int kReplyTimeoutMs = 30000;
+
+  RespReply call(const std::vector<std::string>& args, int timeout_ms = kReplyTimeoutMs) {
     send(args);
     return read_reply(timeout_ms);
   }
 
   /// Reads one reply; throws on timeout or when the server closes the connection.
-  RespReply read_reply(int timeout_ms = 5000) {
+  RespReply read_reply(int timeout_ms = kReplyTimeoutMs) {
     std::string line = read_line(timeout_ms);
     RespReply r;
     char type = line[0];
