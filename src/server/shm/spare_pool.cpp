@@ -145,7 +145,7 @@ std::size_t ShmSparePool::drop_all_locked() {
   return freed;
 }
 
-bool ShmSparePool::give_way(const std::function<void()>& retry) {
+void ShmSparePool::give_way(const std::function<void()>& retry) {
   std::unique_lock lock(mutex_);
   ++giving_way_;  // the thread reserves no room for a new spare until retry has run
   std::size_t freed = 0;
@@ -161,7 +161,6 @@ bool ShmSparePool::give_way(const std::function<void()>& retry) {
   --giving_way_;
   lock.unlock();
   wake_.notify_all();
-  return freed > 0;
 }
 
 void ShmSparePool::age_locked(std::chrono::steady_clock::time_point now) {

@@ -53,9 +53,9 @@ class ShmSparePool {
   int take(std::size_t file_size);
   /// Makes way for a loan or segment that needs the spares' room: closes every spare, stops the
   /// one being made (and waits for the thread to give its room back), then runs `retry` before
-  /// the thread may reserve room for another. False, and `retry` not run, when there was no
-  /// spare to free.
-  bool give_way(const std::function<void()>& retry);
+  /// the thread may reserve room for another. `retry` is not run when there was no spare to
+  /// free (the caller's refusal stands).
+  void give_way(const std::function<void()>& retry);
 
  private:
   struct SizeClass {
