@@ -69,8 +69,11 @@ class Redis {
 };
 
 enum class Op { kPut, kPutLoan, kView, kUnpack };
-enum class Path { kShm, kSocket, kRedis, kMemcpy };
-constexpr Path kPaths[] = {Path::kShm, Path::kSocket, Path::kRedis, Path::kMemcpy};
+// kShmLoanPerPut: the shared-memory path with ClientOptions::shared_memory_lend_ahead off (every
+// put asks for its loan with SS.SHM.LOAN: two round trips instead of one); puts only.
+enum class Path { kShm, kShmLoanPerPut, kSocket, kRedis, kMemcpy };
+constexpr Path kPaths[] = {Path::kShm, Path::kShmLoanPerPut, Path::kSocket, Path::kRedis,
+                           Path::kMemcpy};
 
 const char* op_name(Op op) {
   switch (op) {
@@ -165,6 +168,9 @@ int main(int argc, char** argv) {
     shm_options.shared_memory_put_min_bytes = 0;  // measure every size on both paths
     slipstream::Client shm(shm_options);
     if (!shm.stats().shared_memory) throw std::runtime_error("the fast path did not attach");
+    slipstream::ClientOptions loan_per_put_options = shm_options;
+    loan_per_put_options.shared_memory_lend_ahead = false;
+    slipstream::Client loan_per_put(loan_per_put_options);
     slipstream::ClientOptions socket_options = shm_options;
     socket_options.shared_memory = slipstream::SharedMemoryMode::kOff;
     slipstream::Client socket(socket_options);
@@ -208,8 +214,13 @@ int main(int argc, char** argv) {
           if (cell.op == Op::kPut) return [&hiredis, &in, key] { hiredis.set(key, in); };
           return [&hiredis, key, size] { hiredis.get(key, size); };
         case Path::kShm:
+        case Path::kShmLoanPerPut:
         case Path::kSocket: {
           slipstream::Client* client = path == Path::kShm ? &shm : &socket;
+          if (path == Path::kShmLoanPerPut) {
+            if (cell.op != Op::kPut && cell.op != Op::kPutLoan) return nullptr;
+            client = &loan_per_put;
+          }
           switch (cell.op) {
             case Op::kPut:
               return [client, &in, key, shape, as_bytes] {
@@ -275,10 +286,13 @@ int main(int argc, char** argv) {
         "Time per operation (GB/s = 10^9 bytes/s). shm: slipstream over its Unix socket with the "
         "shared-memory path; socket: the same server and socket with it off; redis: redis-server "
         "over its Unix socket (hiredis SET/GET; its get is the row for both get kinds); memcpy: "
-        "one memcpy of the bytes into a warm buffer.\n\n");
+        "one memcpy of the bytes into a warm buffer; shm, LOAN per put: the shared-memory path "
+        "without loans lent ahead with commits (shared_memory_lend_ahead off: each put asks for "
+        "its loan, two round trips).\n\n");
     std::printf(
-        "| op | size | shm | socket | redis | memcpy | shm GB/s | shm vs redis | shm vs socket | "
-        "shm / memcpy time |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "| op | size | shm | shm, LOAN per put | socket | redis | memcpy | shm GB/s | shm vs "
+        "redis | shm vs socket | shm / memcpy time |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (std::size_t c = 0; c < cells.size(); ++c) {
       auto cell_median = [&](Path path, Op op_for_redis) -> double {
         std::size_t index = c;
@@ -292,26 +306,28 @@ int main(int argc, char** argv) {
       };
       const Op op = cells[c].op;
       const Op redis_op = op == Op::kPutLoan ? Op::kPut : op;
-      double s = cell_median(Path::kShm, op), k = cell_median(Path::kSocket, op),
-             r = cell_median(Path::kRedis, redis_op), m = cell_median(Path::kMemcpy, op);
+      double s = cell_median(Path::kShm, op), l = cell_median(Path::kShmLoanPerPut, op),
+             k = cell_median(Path::kSocket, op), r = cell_median(Path::kRedis, redis_op),
+             m = cell_median(Path::kMemcpy, op);
       auto ratio = [](double slow, double fast) {
         if (slow <= 0 || fast <= 0) return std::string("-");
         char text[32];
         std::snprintf(text, sizeof text, "%.1fx", slow / fast);
         return std::string(text);
       };
-      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op_name(op),
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op_name(op),
                   size_label(cells[c].size).c_str(), format_time(s).c_str(),
-                  k > 0 ? format_time(k).c_str() : "-", format_time(r).c_str(),
+                  l > 0 ? format_time(l).c_str() : "-", k > 0 ? format_time(k).c_str() : "-", format_time(r).c_str(),
                   format_time(m).c_str(), format_rate(cells[c].size, s).c_str(),
                   ratio(r, s).c_str(), ratio(k, s).c_str(), ratio(s, m).c_str());
     }
     slipstream::ClientStats stats = shm.stats();
     std::printf(
-        "\nshm client: %llu shm puts (%llu loans), %llu shm gets, %llu shm views, %llu socket "
-        "puts, %llu socket gets, %llu fallbacks.\n",
+        "\nshm client: %llu shm puts (%llu loans, %llu with a loan lent ahead), %llu shm gets, "
+        "%llu shm views, %llu socket puts, %llu socket gets, %llu fallbacks.\n",
         static_cast<unsigned long long>(stats.shm_puts),
         static_cast<unsigned long long>(stats.shm_loan_puts),
+        static_cast<unsigned long long>(stats.shm_lent_ahead_puts),
         static_cast<unsigned long long>(stats.shm_gets),
         static_cast<unsigned long long>(stats.shm_views),
         static_cast<unsigned long long>(stats.socket_puts),
@@ -320,7 +336,8 @@ int main(int argc, char** argv) {
     // The server's side: how many loans came from a spare made ahead (shm_pool_hits).
     slipstream::Reply info = shm.command({"INFO", "memory"});
     std::string pool;
-    for (const char* field : {"shm_pool_hits", "shm_pool_misses", "shm_huge_pages"}) {
+    for (const char* field :
+         {"shm_pool_hits", "shm_pool_misses", "shm_huge_pages", "shm_loans_ahead"}) {
       auto at = info.string.find(std::string(field) + ":");
       if (at == std::string::npos) continue;
       auto end = info.string.find('\r', at);

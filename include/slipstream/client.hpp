@@ -70,6 +70,14 @@ struct ClientOptions {
   /// (shmem_enabled "always" or "within_size"), shared memory wins from 1 MiB: set it lower
   /// there. Loans (put_tensor of a TensorLoan) are not affected.
   std::size_t shared_memory_put_min_bytes = std::size_t{16} << 20;
+  /// Each put through shared memory asks the server to lend, with its commit, the loan for the
+  /// next put of the same size (SS.SHM.COMMIT ... LEND), so that a simulation putting the same
+  /// fields step after step pays one round trip per put (or per put_tensors / put_dataset batch)
+  /// instead of two. The client holds such loans between puts (at most 8; past that the one held
+  /// longest is given back, and all are when a loan is refused for want of room), and the server
+  /// lends them only from files it made ahead, within a quarter of --shm-size and outside the
+  /// last quarter of --maxmemory. false: every put asks for its loan (SS.SHM.LOAN), none is held.
+  bool shared_memory_lend_ahead = true;
 };
 
 /// How a model is stored (the options of AI.MODELSTORE); every field is optional.

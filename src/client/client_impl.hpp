@@ -205,14 +205,16 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   std::optional<client::ShmLease> shm_lease(const std::string& key);
   /// Maps a lease read-only as a view (closing its descriptor; given back if mapping fails).
   TensorView map_lease(client::ShmLease& lease);
-  /// Appends SS.SHM.COMMIT of loan `loan_id` as tensor `key`.
+  /// Appends SS.SHM.COMMIT of loan `loan_id` as tensor `key` (with LEND if `lend_next`).
   static void add_commit(client::Request& request, std::uint64_t loan_id, std::string_view key,
-                         DType dtype, std::span<const std::int64_t> shape);
+                         DType dtype, std::span<const std::int64_t> shape,
+                         bool lend_next = false);
   /// Reads one SS.SHM.VIEW / SS.SHM.LOAN reply (taking the descriptor passed with it).
   client::ShmLeaseReply read_lease(client::Connection& connection);
   client::ShmLoanReply read_loan(client::Connection& connection);
   /// put_tensors / get_tensors through shared memory, standalone: the tensors that qualify go in
-  /// two round trips (all loans, then all commits with the rest sent on the socket), or are
+  /// two round trips (all loans, then all commits with the rest sent on the socket; one when
+  /// every tensor has a loan held ahead, ClientOptions::shared_memory_lend_ahead), or are
   /// leased in one; false when the fast path is not used at all (the caller's socket batch).
   bool shm_put_batch(std::span<const std::string> keys, std::span<const TensorRef> tensors);
   /// Whether shm_put_batch would send any of `tensors` through shared memory.
@@ -221,7 +223,8 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// Copies a lease's bytes into `out` (at least lease.bytes), then closes its descriptor and
   /// gives it back.
   void shm_read(client::ShmLease& lease, std::byte* out);
-  /// A shared loan (SS.SHM.LOAN), mapped writable if `map`; nullopt if the pool is full.
+  /// A shared loan, mapped writable if `map`: one lent ahead with an earlier commit when one of
+  /// `bytes` is held, else SS.SHM.LOAN's; nullopt if the pool is full.
   std::optional<TensorLoan> shm_lend(std::size_t bytes, bool map);
   /// Commits a shared loan as `key`, consuming it. Returns false if it had to be sent on the
   /// socket instead (its connection was replaced since it was lent).
@@ -296,6 +299,22 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   std::shared_ptr<client::ShmLink> shm_ = std::make_shared<client::ShmLink>();
   bool shm_wanted_ = false;  ///< fast path allowed (kAuto, unix://, not SLIPSTREAM_SHM=off)
   bool member_shm_ = false;  ///< cluster: the default node's connection has SS.SHM.ATTACH
+  /// Loans lent ahead with commits (SS.SHM.COMMIT ... LEND), unmapped, the most recently lent
+  /// last; at most kLoansAheadHeld (a batch of tensors of one size holds one for each).
+  static constexpr std::size_t kLoansAheadHeld = 8;
+  std::mutex ahead_mutex_;
+  std::vector<TensorLoan> loans_ahead_;  // guarded by ahead_mutex_
+  /// The held loan of `bytes` for the current connection, if any (stale ones are dropped).
+  std::optional<TensorLoan> take_loan_ahead(std::size_t bytes);
+  /// Reads one SS.SHM.COMMIT reply and returns the commit's own answer; with LEND (`lend_next`)
+  /// the loan lent ahead, if any, goes to `next`.
+  Reply read_commit(client::Connection& c, bool lend_next, std::size_t bytes,
+                    std::optional<TensorLoan>& next);
+  /// Holds `loan` for the next put of its size, giving back the one held longest past the limit.
+  void hold_loan_ahead(TensorLoan loan);
+  /// Gives back every loan held ahead (a loan of another size was refused for want of room);
+  /// false when none was held.
+  bool drop_loans_ahead();
 
   mutable std::mutex settings_mutex_;
   std::string put_prefix_;                 ///< SSKEYOUT, guarded by settings_mutex_

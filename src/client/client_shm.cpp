@@ -38,6 +38,21 @@ struct ShmAccess {
   static void* mapping(const TensorLoan& loan) { return loan.mapping_; }
   static int fd(const TensorLoan& loan) { return loan.fd_; }
   static std::uint64_t id(const TensorLoan& loan) { return loan.id_; }
+  static std::uint64_t generation(const TensorLoan& loan) { return loan.generation_; }
+  /// Maps an unmapped shared loan writable, populated at once (the caller is about to write all
+  /// of it). On failure the loan is dropped (given back) and ConnectionError thrown.
+  static void map_writable(TensorLoan& loan) {
+    void* mapping =
+        ::mmap(nullptr, loan.size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, loan.fd_, 0);
+    if (mapping == MAP_FAILED) {
+      int error = errno;
+      loan.reset();
+      throw ConnectionError(std::string("cannot map a shared-memory loan: ") +
+                            std::strerror(error));
+    }
+    loan.mapping_ = mapping;
+    loan.data_ = static_cast<std::byte*>(mapping);
+  }
   /// Unmaps the loan's region (the seal needs it) and forgets it; the descriptor stays.
   static void unmap(TensorLoan& loan) {
     if (loan.mapping_ != nullptr) ::munmap(loan.mapping_, loan.size());
@@ -253,52 +268,113 @@ client::ShmLoanReply Client::Impl::read_loan(client::Connection& c) {
   return result;
 }
 
+std::optional<TensorLoan> Client::Impl::take_loan_ahead(std::size_t bytes) {
+  const std::uint64_t generation = shm_->current_generation();
+  std::vector<TensorLoan> stale;  // given back (destroyed) outside the lock
+  std::optional<TensorLoan> found;
+  {
+    std::lock_guard lock(ahead_mutex_);
+    for (auto it = loans_ahead_.begin(); it != loans_ahead_.end();) {
+      if (ShmAccess::generation(*it) != generation) {
+        stale.push_back(std::move(*it));
+        it = loans_ahead_.erase(it);
+      } else if (!found && it->size() == bytes) {
+        found = std::move(*it);
+        it = loans_ahead_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return found;
+}
+
+bool Client::Impl::drop_loans_ahead() {
+  std::vector<TensorLoan> dropped;  // given back (destroyed) outside the lock
+  {
+    std::lock_guard lock(ahead_mutex_);
+    dropped.swap(loans_ahead_);
+  }
+  return !dropped.empty();
+}
+
+void Client::Impl::hold_loan_ahead(TensorLoan loan) {
+  std::optional<TensorLoan> dropped;  // given back (destroyed) after the lock
+  std::lock_guard lock(ahead_mutex_);
+  if (loans_ahead_.size() >= kLoansAheadHeld) {
+    dropped = std::move(loans_ahead_.front());
+    loans_ahead_.erase(loans_ahead_.begin());
+  }
+  loans_ahead_.push_back(std::move(loan));
+}
+
 std::optional<TensorLoan> Client::Impl::shm_lend(std::size_t bytes, bool map) {
+  if (std::optional<TensorLoan> ahead = take_loan_ahead(bytes)) {
+    if (map) ShmAccess::map_writable(*ahead);
+    shm_->shm_lent_ahead_puts.fetch_add(1, std::memory_order_relaxed);
+    return ahead;
+  }
   Request request;
   request.command(2);
   request.arg("SS.SHM.LOAN");
   request.arg(static_cast<std::int64_t>(bytes));
   using Lent = client::ShmLoanReply;
   Lent lent = exchange(Route::any(), request, [&](client::Connection& c) { return read_loan(c); });
+  if (!lent.error.empty() && (is_pool_full(lent.error) || lent.error.starts_with("OOM")) &&
+      drop_loans_ahead()) {
+    // The loans held for puts of other sizes give way (released in front of the retry).
+    lent = exchange(Route::any(), request, [&](client::Connection& c) { return read_loan(c); });
+  }
   if (!lent.error.empty()) {
     if (is_pool_full(lent.error)) return std::nullopt;
     client::throw_server_error(lent.error, "shared-memory loan of " + std::to_string(bytes) +
                                                " bytes");
   }
   TensorLoan loan;
-  void* mapping = nullptr;
-  if (map) {
-    // Populated at once: the caller is about to write all of it.
-    mapping = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, lent.fd, 0);
-    if (mapping == MAP_FAILED) {
-      int error = errno;
-      ::close(lent.fd);
-      shm_->give_back(lent.generation, lent.id);
-      throw ConnectionError(std::string("cannot map a shared-memory loan: ") +
-                            std::strerror(error));
-    }
-  }
-  ShmAccess::set_shared(loan, mapping, lent.fd, bytes, lent.id, lent.generation, shm_);
+  ShmAccess::set_shared(loan, nullptr, lent.fd, bytes, lent.id, lent.generation, shm_);
+  if (map) ShmAccess::map_writable(loan);
   return loan;
 }
 
 void Client::Impl::add_commit(Request& request, std::uint64_t loan_id, std::string_view key,
-                              DType dtype, std::span<const std::int64_t> shape) {
-  request.command(4 + shape.size());
+                              DType dtype, std::span<const std::int64_t> shape, bool lend_next) {
+  request.command(4 + shape.size() + (lend_next ? 1 : 0));
   request.arg("SS.SHM.COMMIT");
   request.arg(static_cast<std::int64_t>(loan_id));
   request.arg(key);
   request.arg(dtype_name(dtype));
   for (auto d : shape) request.arg(d);
+  if (lend_next) request.arg("LEND");
+}
+
+Reply Client::Impl::read_commit(client::Connection& c, bool lend_next, std::size_t bytes,
+                                std::optional<TensorLoan>& next) {
+  Reply answer = c.read_reply();
+  if (!lend_next || !answer.is_array()) return answer;  // an error: nothing was lent
+  if (answer.elements.size() != 2 ||
+      !(answer.elements[1].is_integer() || answer.elements[1].is_nil())) {
+    c.protocol_error("malformed SS.SHM.COMMIT ... LEND reply");
+  }
+  if (answer.elements[1].is_integer()) {
+    next.emplace();
+    ShmAccess::set_shared(*next, nullptr, c.take_fd(), bytes,
+                          static_cast<std::uint64_t>(answer.elements[1].integer),
+                          shm_->current_generation(), shm_);
+  }
+  return std::move(answer.elements[0]);
 }
 
 bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dtype,
                               std::span<const std::int64_t> shape) {
   ShmAccess::unmap(loan);  // the server can seal the loan only once nobody maps it writable
+  const bool lend_next = options_.shared_memory_lend_ahead;
   Request request;
-  add_commit(request, ShmAccess::id(loan), key, dtype, shape);
-  Reply reply =
-      exchange(Route(key), request, [](client::Connection& c) { return c.read_reply(); });
+  add_commit(request, ShmAccess::id(loan), key, dtype, shape, lend_next);
+  std::optional<TensorLoan> next;  // lent ahead for the next put of this size
+  Reply reply = exchange(Route(key), request, [&](client::Connection& c) {
+    return read_commit(c, lend_next, loan.size(), next);
+  });
+  if (next) hold_loan_ahead(std::move(*next));
   if (reply.is_error() && reply.string.starts_with("ERR no such loan")) {
     // The connection was replaced since the loan was made (the server dropped it with the old
     // one): the bytes are still in our descriptor, so send them on the socket.
@@ -528,18 +604,29 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
   }
   if (loaned.empty()) return false;
 
-  // Round trip 1: a loan for each. A loan the pool cannot give sends its tensor on the socket.
-  Request lend;
+  // Round trip 1: a loan for each that has none held ahead (none at all when every tensor has
+  // one: a dataset put step after step). A loan the pool cannot give sends its tensor on the
+  // socket.
+  std::vector<TensorLoan> loans(count);  // given back by their destructors if anything throws
+  auto lent = [&](std::size_t i) { return ShmAccess::id(loans[i]) != 0; };  // not mapped: no data()
+  std::vector<std::string> errors(count);
+  std::vector<std::size_t> asked;
   for (std::size_t i : loaned) {
+    if (std::optional<TensorLoan> ahead = take_loan_ahead(tensors[i].bytes)) {
+      loans[i] = std::move(*ahead);
+      shm_->shm_lent_ahead_puts.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      asked.push_back(i);
+    }
+  }
+  Request lend;
+  for (std::size_t i : asked) {
     lend.command(2);
     lend.arg("SS.SHM.LOAN");
     lend.arg(static_cast<std::int64_t>(tensors[i].bytes));
   }
-  std::vector<TensorLoan> loans(count);  // given back by their destructors if anything throws
-  auto lent = [&](std::size_t i) { return ShmAccess::id(loans[i]) != 0; };  // not mapped: no data()
-  std::vector<std::string> errors(count);
-  exchange(Route::any(), lend, [&](client::Connection& c) {
-    for (std::size_t i : loaned) {
+  if (!asked.empty()) exchange(Route::any(), lend, [&](client::Connection& c) {
+    for (std::size_t i : asked) {
       client::ShmLoanReply reply = read_loan(c);
       if (!reply.error.empty()) {
         if (is_pool_full(reply.error)) {
@@ -576,6 +663,7 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
   }
 
   // Round trip 2: the commits, and every other tensor on the socket, in the callers' order.
+  const bool lend_next = options_.shared_memory_lend_ahead;
   Request put;
   std::vector<std::size_t> sent;
   for (std::size_t i = 0; i < count; ++i) {
@@ -585,14 +673,18 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
       add_tensor_set(put, keys[i], tensors[i]);
       continue;
     }
-    add_commit(put, ShmAccess::id(loans[i]), keys[i], tensors[i].dtype, tensors[i].shape);
+    add_commit(put, ShmAccess::id(loans[i]), keys[i], tensors[i].dtype, tensors[i].shape,
+               lend_next);
   }
   std::vector<std::size_t> resend;  // loans whose connection was replaced in between
+  std::vector<TensorLoan> lent_ahead;  // for the next batch
   if (!sent.empty()) {
     exchange(Route::any(), put, [&](client::Connection& c) {
       for (std::size_t i : sent) {
-        Reply reply = c.read_reply();
         const bool shared = lent(i);
+        std::optional<TensorLoan> next;
+        Reply reply = shared ? read_commit(c, lend_next, tensors[i].bytes, next) : c.read_reply();
+        if (next) lent_ahead.push_back(std::move(*next));
         if (shared) ShmAccess::forget(loans[i], false);  // consumed, whatever the answer
         if (shared && reply.is_error() && reply.string.starts_with("ERR no such loan")) {
           resend.push_back(i);
@@ -604,6 +696,7 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
       }
     });
   }
+  for (TensorLoan& next : lent_ahead) hold_loan_ahead(std::move(next));
   if (!resend.empty()) {
     Request again;
     for (std::size_t i : resend) add_tensor_set(again, keys[i], tensors[i]);
@@ -741,6 +834,7 @@ ClientStats Client::stats() const {
   stats.shared_memory = link.active();
   stats.shm_puts = link.shm_puts.load();
   stats.shm_loan_puts = link.shm_loan_puts.load();
+  stats.shm_lent_ahead_puts = link.shm_lent_ahead_puts.load();
   stats.shm_gets = link.shm_gets.load();
   stats.shm_views = link.shm_views.load();
   stats.socket_puts = link.socket_puts.load();

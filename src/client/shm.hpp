@@ -57,8 +57,8 @@ struct ShmLink {
   bool attached = false;                // guarded by mutex
   std::vector<std::uint64_t> pending;   // guarded by mutex
 
-  std::atomic<std::uint64_t> shm_puts{0}, shm_loan_puts{0}, shm_gets{0}, shm_views{0},
-      socket_puts{0}, socket_gets{0}, fallbacks{0};
+  std::atomic<std::uint64_t> shm_puts{0}, shm_loan_puts{0}, shm_lent_ahead_puts{0}, shm_gets{0},
+      shm_views{0}, socket_puts{0}, socket_gets{0}, fallbacks{0};
 };
 
 /// A lease of a stored tensor's bytes (SS.SHM.VIEW): its memfd, open until mapped or read.

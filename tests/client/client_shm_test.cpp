@@ -312,7 +312,8 @@ TEST_F(ShmTest, BatchesUseSharedMemory) {
 
   const std::vector<std::string> with_missing{ka, unique("batch.missing"), kb};
   EXPECT_THROW(shm.get_tensors(with_missing), KeyNotFoundError);
-  EXPECT_EQ(info_field(tcp, "shm_loans"), 0);
+  // No loan is left but those lent ahead for the next batch.
+  EXPECT_EQ(info_field(tcp, "shm_loans"), info_field(tcp, "shm_loans_ahead"));
   // Everything leased was given back (with the next request).
   tcp.command({"PING"});
   shm.command({"PING"});
@@ -364,7 +365,8 @@ TEST_F(ShmTest, DatasetsUseSharedMemory) {
   auto s = got.get_tensor("small").data<std::int32_t>();
   EXPECT_EQ(std::vector<std::int32_t>(s.begin(), s.end()), small);
   EXPECT_EQ(got.get_meta_scalars<double>("offset"), std::vector<double>{1.0});
-  EXPECT_EQ(info_field(tcp, "shm_loans"), 0);
+  // No loan is left but those lent ahead for the next put.
+  EXPECT_EQ(info_field(tcp, "shm_loans"), info_field(tcp, "shm_loans_ahead"));
   tcp.command({"PING"});
   shm.command({"PING"});
   EXPECT_TRUE(eventually_equals(tcp, "shm_leases", 0));
@@ -395,14 +397,18 @@ TEST_F(ShmTest, ErrorsAndUncommittedLoans) {
   EXPECT_EQ(info_field(shm, "shm_loans"), 0);
 }
 
-// The client of a SIGKILLed process holds a view of a deleted tensor and an uncommitted loan:
-// the server gives both back when the connection drops, and its memory figures return to zero.
+// The client of a SIGKILLed process holds a view of a deleted tensor, an uncommitted loan and a
+// loan lent ahead with its last commit: the server gives all back when the connection drops, and
+// its memory figures return to zero.
 TEST(ShmReclaim, KilledClientsViewsAndLoansAreReclaimed) {
   ServerProcess server({"--shm-size", std::to_string(64 << 20)});
   Client observer(server.tcp_address());
   pid_t child = fork_holder([&](const std::function<void(bool)>& ready) {
     Client client(shm_options(server));
     std::vector<float> values(1 << 18, 1.5f);  // 1 MiB
+    client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
+    // Once spares of the size are made, the next commit lends one ahead for sure.
+    if (!eventually_equals(client, "shm_spares", 2)) return;
     client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
     TensorView view = client.view_tensor("doomed");
     client.delete_tensor("doomed");  // the view now holds the only reference
@@ -411,14 +417,18 @@ TEST(ShmReclaim, KilledClientsViewsAndLoansAreReclaimed) {
     ready(view.shared() && loan.shared());
   });
   EXPECT_EQ(info_field(observer, "shm_leases"), 1);
-  EXPECT_EQ(info_field(observer, "shm_loans"), 1);
-  EXPECT_EQ(info_field(observer, "shm_used"), 3 << 20);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 2);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 1);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 1 << 20);
+  EXPECT_EQ(info_field(observer, "shm_used"), 4 << 20);
   EXPECT_EQ(info_field(observer, "shm_attached_clients"), 1);
 
   kill_holder(child);
   EXPECT_TRUE(eventually_equals(observer, "shm_attached_clients", 0));
   EXPECT_EQ(info_field(observer, "shm_leases"), 0);
   EXPECT_EQ(info_field(observer, "shm_loans"), 0);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 0);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 0);
   EXPECT_EQ(info_field(observer, "shm_used"), 0);
   EXPECT_EQ(info_field(observer, "shm_segments"), 0);
   EXPECT_EQ(info_field(observer, "shm_free"), 64 << 20);
@@ -469,13 +479,37 @@ TEST(ShmLimits, MaxMemoryRefusesLoans) {
   EXPECT_TRUE(fits.shared());
 }
 
+// Loans held ahead for the next puts never cost a put its memory: a loan refused under
+// --maxmemory while the client holds some gives them back and is asked for again, and the server
+// lends none ahead into the last quarter of --maxmemory.
+TEST(ShmLimits, LoansHeldAheadGiveWayUnderMaxMemory) {
+  ServerProcess server({"--maxmemory", std::to_string(16 << 20), "--shm-size",
+                        std::to_string(64 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  std::vector<std::uint8_t> small(2 << 20, 1), big(13 << 20, 2);
+  shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{2 << 20});
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{2 << 20});
+  ASSERT_EQ(info_field(observer, "shm_loans_ahead"), 1);  // 2 stored + 2 held: under 12 MiB
+  // 2 stored + 2 held + 13 would pass 16 MiB; without the held loan it fits.
+  shm.put_tensor<std::uint8_t>("big", big, std::vector<std::int64_t>{13 << 20});
+  EXPECT_EQ(shm.stats().shm_puts, 3u);
+  EXPECT_EQ(shm.stats().fallbacks, 0u);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 0);  // 15 stored: none lent ahead
+  EXPECT_EQ(info_field(observer, "shm_loans"), 0);
+  EXPECT_EQ(observer.get_tensor("big").data<std::uint8_t>()[(13 << 20) - 1], 2);
+}
+
 // ---- The spare pool: loan files made ahead of demand by the server's background thread ----------
 
 // After a first loan of a size, the server keeps spares of it, and the next loans of that size
 // (rounded to whole pages) are handed out from them: the bytes still arrive exactly.
 TEST(ShmPool, SparesServeRepeatedLoansOfASize) {
   ServerProcess server({"--shm-size", std::to_string(64 << 20)});
-  Client shm(shm_options(server));
+  ClientOptions options = shm_options(server);
+  options.shared_memory_lend_ahead = false;  // every put asks for its loan (SS.SHM.LOAN)
+  Client shm(options);
   Client observer(server.tcp_address());
   const std::size_t n = (1 << 20) / sizeof(float);
   const std::vector<std::int64_t> shape{static_cast<std::int64_t>(n)};
@@ -507,6 +541,105 @@ TEST(ShmPool, SparesServeRepeatedLoansOfASize) {
   Tensor short_tensor = observer.get_tensor("short");
   ASSERT_EQ(short_tensor.byte_size(), std::size_t{(1 << 20) - 100});
   EXPECT_EQ(short_tensor.data<std::uint8_t>()[(1 << 20) - 101], 5);
+  EXPECT_EQ(shm.stats().fallbacks, 0u);
+}
+
+// A put's commit lends the loan for the next put of its size (SS.SHM.COMMIT ... LEND): a field
+// put step after step takes one round trip per step, every byte arrives, a put of another size
+// holds its own loan beside it, and with the option off nothing is held.
+TEST(ShmPool, CommitsLendTheNextPutsLoan) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  const std::size_t n = (1 << 20) / sizeof(float);
+  const std::vector<std::int64_t> shape{static_cast<std::int64_t>(n)};
+  std::vector<float> values = sample<float>(n);
+  shm.put_tensor<float>("field", values, shape);  // SS.SHM.LOAN: the size is new
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  shm.put_tensor<float>("field", values, shape);  // its commit finds a spare to lend ahead
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 1);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 1);
+  const std::uint64_t lent_before = shm.stats().shm_lent_ahead_puts;
+
+  for (int step = 1; step <= 4; ++step) {
+    for (float& v : values) v += 1.0f;
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+    const std::int64_t commands_before = info_field(observer, "total_commands_processed");
+    shm.put_tensor<float>("field", values, shape);
+    // One command for the put (the commit, no SS.SHM.LOAN), besides this INFO itself.
+    EXPECT_EQ(info_field(observer, "total_commands_processed") - commands_before, 2);
+    EXPECT_EQ(shm.stats().shm_lent_ahead_puts, lent_before + step);
+    EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 1);
+    EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 1 << 20);
+    std::vector<float> back(n);
+    observer.unpack_tensor<float>("field", back);  // over TCP: the stored bytes themselves
+    EXPECT_EQ(back, values);
+  }
+
+  // A put of another size asks for its loan and then holds one of its size too.
+  std::vector<std::uint8_t> other(3 << 20, 6);
+  const std::vector<std::int64_t> other_shape{3 << 20};
+  shm.put_tensor<std::uint8_t>("other", other, other_shape);
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+  shm.put_tensor<std::uint8_t>("other", other, other_shape);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 2);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 4 << 20);
+  const std::uint64_t lent_now = shm.stats().shm_lent_ahead_puts;
+  shm.put_tensor<float>("field", values, shape);  // still served by the one it holds
+  EXPECT_EQ(shm.stats().shm_lent_ahead_puts, lent_now + 1);
+  EXPECT_EQ(shm.stats().fallbacks, 0u);
+  EXPECT_EQ(observer.get_tensor("other").data<std::uint8_t>()[(3 << 20) - 1], 6);
+
+  ClientOptions plain = shm_options(server);
+  plain.shared_memory_lend_ahead = false;
+  Client without(plain);
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+  without.put_tensor<float>("plain", values, shape);
+  without.put_tensor<float>("plain", values, shape);
+  EXPECT_EQ(without.stats().shm_puts, 2u);
+  EXPECT_EQ(without.stats().shm_lent_ahead_puts, 0u);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 2);  // the first client's, no more
+}
+
+// A batch put step after step (put_tensors: two tensors of one size, one of another) is one
+// round trip once the client holds a loan ahead for each: only the commits are sent.
+TEST(ShmPool, BatchesUseLoansLentAhead) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  std::vector<std::uint8_t> a(1 << 20), b(1 << 20), c(2 << 20);
+  auto fill = [&](int step) {
+    std::fill(a.begin(), a.end(), static_cast<std::uint8_t>(step));
+    std::fill(b.begin(), b.end(), static_cast<std::uint8_t>(step + 1));
+    std::fill(c.begin(), c.end(), static_cast<std::uint8_t>(step + 2));
+  };
+  const std::vector<std::int64_t> one_mib{1 << 20}, two_mib{2 << 20};  // outlive the refs
+  const std::vector<TensorRef> refs{TensorRef::of<std::uint8_t>("a", a, one_mib),
+                                    TensorRef::of<std::uint8_t>("b", b, one_mib),
+                                    TensorRef::of<std::uint8_t>("c", c, two_mib)};
+  int step = 0;
+  // Until each tensor has a loan held ahead (the first batches ask for loans: spares are made
+  // two per size, after the sizes are first asked for).
+  for (; step < 20 && info_field(observer, "shm_loans_ahead") < 3; ++step) {
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares", step == 0 ? 0 : 4));
+    fill(step);
+    shm.put_tensors(refs);
+  }
+  ASSERT_EQ(info_field(observer, "shm_loans_ahead"), 3);
+  for (int round = 0; round < 3; ++round, ++step) {
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+    fill(step);
+    const std::uint64_t lent = shm.stats().shm_lent_ahead_puts;
+    const std::int64_t commands = info_field(observer, "total_commands_processed");
+    shm.put_tensors(refs);
+    // The 3 commits (no SS.SHM.LOAN), besides this INFO itself.
+    EXPECT_EQ(info_field(observer, "total_commands_processed") - commands, 4);
+    EXPECT_EQ(shm.stats().shm_lent_ahead_puts, lent + 3);
+    EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 3);
+    EXPECT_EQ(observer.get_tensor("a").data<std::uint8_t>()[(1 << 20) - 1], step);
+    EXPECT_EQ(observer.get_tensor("b").data<std::uint8_t>()[0], step + 1);
+    EXPECT_EQ(observer.get_tensor("c").data<std::uint8_t>()[(2 << 20) - 1], step + 2);
+  }
   EXPECT_EQ(shm.stats().fallbacks, 0u);
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -69,6 +70,59 @@ TEST(ShmSparePoolTest, LoansThatNeedTheSparesRoomAlwaysGetIt) {
     EXPECT_LE(counters.used_bytes.load(), capacity);
     EXPECT_EQ(counters.total_refusals.load(), 0u);
   }
+}
+
+// Waits (bounded) until `count` spares are made and ready.
+bool spares_ready(const ShmCounters& counters, std::uint64_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (counters.spares.load() < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// Loans lent ahead with a commit (SS.SHM.COMMIT ... LEND) are spares already made, never files
+// made on the spot, and together they hold at most a quarter of the pool: clients holding them
+// between puts cannot take the room of values. Committing or dropping one gives its share back.
+TEST(ShmSparePoolTest, LoansLentAheadComeFromSparesWithinAQuarterOfThePool) {
+  SharedMemory shm(32 * kMiB);
+  const ShmCounters& counters = *shm.counters();
+  const std::size_t size = 3 * kMiB;
+  EXPECT_FALSE(shm.lend_ahead(size, MemoryReservation()));  // no spare of the size yet
+  EXPECT_EQ(counters.pool_misses.load(), 0u);               // and none was made on the spot
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), 0u);
+
+  ASSERT_TRUE(spares_ready(counters, 2));  // the ask taught the class: the thread made two
+  auto first = shm.lend_ahead(size, MemoryReservation());
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->size(), size);
+  EXPECT_EQ(counters.loans_ahead.load(), 1u);
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), size);
+  ASSERT_TRUE(spares_ready(counters, 2));
+  auto second = shm.lend_ahead(size, MemoryReservation());
+  ASSERT_TRUE(second);
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), 2 * size);
+
+  // A third would pass a quarter of the pool (9 of 8 MiB): refused, though a spare is ready.
+  ASSERT_TRUE(spares_ready(counters, 2));
+  EXPECT_FALSE(shm.lend_ahead(size, MemoryReservation()));
+  EXPECT_EQ(counters.spares.load(), 2u);
+  EXPECT_EQ(counters.loans_ahead.load(), 2u);
+
+  first.reset();  // dropped (the client gave it back): its share is free again
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), size);
+  auto third = shm.lend_ahead(size, MemoryReservation());
+  ASSERT_TRUE(third);
+  std::string error;
+  std::optional<Buffer> stored = shm.seal(std::move(second), &error);  // committed
+  ASSERT_TRUE(stored) << error;
+  EXPECT_EQ(counters.loans_ahead.load(), 1u);
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), size);
+  third.reset();
+  EXPECT_EQ(counters.loans_ahead.load(), 0u);
+  EXPECT_EQ(counters.loans_ahead_bytes.load(), 0u);
+  EXPECT_EQ(counters.total_refusals.load(), 0u);
 }
 
 }  // namespace

@@ -332,6 +332,7 @@ key is overwritten, until the array is garbage-collected. Raises KeyNotFoundErro
             out["shared_memory"] = s.shared_memory;
             out["shm_puts"] = s.shm_puts;
             out["shm_loan_puts"] = s.shm_loan_puts;
+            out["shm_lent_ahead_puts"] = s.shm_lent_ahead_puts;
             out["shm_gets"] = s.shm_gets;
             out["shm_views"] = s.shm_views;
             out["socket_puts"] = s.socket_puts;
@@ -341,7 +342,8 @@ key is overwritten, until the array is garbage-collected. Raises KeyNotFoundErro
           },
           R"doc(
 Which path this client's tensor operations took, as a dict: shared_memory (the connection has the
-fast path), shm_puts, shm_loan_puts, shm_gets, shm_views, socket_puts, socket_gets, fallbacks
+fast path), shm_puts, shm_loan_puts, shm_lent_ahead_puts (puts whose loan came with the previous
+commit), shm_gets, shm_views, socket_puts, socket_gets, fallbacks
 (operations that wanted shared memory but used the socket because the server's pool was full).
 )doc")
       .def(

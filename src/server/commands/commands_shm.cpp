@@ -56,6 +56,22 @@ Outcome attach(CommandContext& c) {
   return Outcome::kDone;
 }
 
+// Keeps `lent` in the session and passes its descriptor with the reply about to be written;
+// returns its id, or 0 when the descriptor cannot be duplicated (`error` set, the loan dropped).
+std::uint64_t hand_over(CommandContext& c, ShmSession& session, std::unique_ptr<ShmLoan> lent,
+                        std::string* error) {
+  // A duplicate travels with the reply, so a pipelined command that consumes the loan before
+  // the reply is written cannot leave a closed (or reused) descriptor number to be sent.
+  auto passed = std::make_shared<const OwnedFd>(::dup(lent->fd()));
+  if (passed->fd < 0) {
+    *error = "ERR cannot duplicate the loan's descriptor: " + std::string(strerror(errno));
+    return 0;
+  }
+  std::uint64_t id = session.add_loan(std::move(lent));
+  c.reply.pass_fd(passed->fd, passed);
+  return id;
+}
+
 // SS.SHM.LOAN bytes -> :id, with the loan's memfd passed alongside.
 Outcome loan(CommandContext& c) {
   ShmSession* session = attached(c);
@@ -86,22 +102,37 @@ Outcome loan(CommandContext& c) {
     c.reply.error(error);
     return Outcome::kDone;
   }
-  // A duplicate travels with the reply, so a pipelined command that consumes the loan before
-  // the reply is written cannot leave a closed (or reused) descriptor number to be sent.
-  auto passed = std::make_shared<const OwnedFd>(::dup(lent->fd()));
-  if (passed->fd < 0) {
-    c.reply.error("ERR cannot duplicate the loan's descriptor: " + std::string(strerror(errno)));
+  const std::uint64_t id = hand_over(c, *session, std::move(lent), &error);
+  if (id == 0) {
+    c.reply.error(error);
     return Outcome::kDone;
   }
-  std::uint64_t id = session->add_loan(std::move(lent));
-  c.reply.pass_fd(passed->fd, passed);
   c.reply.integer(static_cast<std::int64_t>(id));
   return Outcome::kDone;
 }
 
-// SS.SHM.COMMIT id key type d1 [d2 ...]: stores the filled loan as the tensor `key`. The loan is
-// consumed whatever the outcome. Checks run in AI.TENSORSET's order and before the keyspace is
-// touched, so a rejected commit leaves the key as it was.
+// The loan SS.SHM.COMMIT ... LEND lends for the client's next put of `size` bytes (a spare, within
+// the share of the pool such loans may hold), handed to the session; 0 when there is none. Under
+// --maxmemory a loan held ahead never takes the last quarter of it: memory for values comes first.
+std::uint64_t lend_ahead(CommandContext& c, ShmSession& session, std::size_t size) {
+  const Keyspace& keyspace = c.server.keyspace();
+  if (keyspace.max_memory() != 0 &&
+      keyspace.used_memory() + size > keyspace.max_memory() / 4 * 3) {
+    return 0;
+  }
+  std::optional<MemoryReservation> memory = c.server.keyspace().reserve(size);
+  if (!memory) return 0;
+  std::unique_ptr<ShmLoan> lent = c.server.shared_memory().lend_ahead(size, std::move(*memory));
+  if (!lent) return 0;
+  std::string error;
+  return hand_over(c, session, std::move(lent), &error);  // 0: the client asks with LOAN instead
+}
+
+// SS.SHM.COMMIT id key type d1 [d2 ...] [LEND]: stores the filled loan as the tensor `key`. The
+// loan is consumed whatever the outcome. Checks run in AI.TENSORSET's order and before the
+// keyspace is touched, so a rejected commit leaves the key as it was. With LEND the reply is
+// [OK, id of a new loan of the same size, or nil], the new loan's memfd passed alongside: the
+// client's next put of that size needs no SS.SHM.LOAN round trip.
 Outcome commit(CommandContext& c) {
   ShmSession* session = attached(c);
   if (session == nullptr) return Outcome::kDone;
@@ -121,9 +152,11 @@ Outcome commit(CommandContext& c) {
     c.reply.error("ERR invalid data type");
     return Outcome::kDone;
   }
+  const bool lend_next = c.argc() > 5 && equals_nocase(c.arg(c.argc() - 1), "LEND");
+  const std::size_t dims_end = lend_next ? c.argc() - 1 : c.argc();
   std::vector<std::int64_t> shape;
   std::size_t count = 1;
-  for (std::size_t i = 4; i < c.argc(); ++i) {
+  for (std::size_t i = 4; i < dims_end; ++i) {
     auto dim = parse_int(c.arg(i));
     if (!dim || *dim <= 0) {
       c.reply.error("ERR invalid or negative value found in tensor shape");
@@ -148,6 +181,7 @@ Outcome commit(CommandContext& c) {
                   std::to_string(count * dtype_size(*dtype)));
     return Outcome::kDone;
   }
+  const std::size_t size = lent->size();
   // Held until the tensor is stored and counts the same bytes (released on every path).
   MemoryReservation admitted = lent->take_memory();
   std::string error;
@@ -164,7 +198,18 @@ Outcome commit(CommandContext& c) {
     return Outcome::kDone;
   }
   c.server.mark_dirty();
+  if (!lend_next) {
+    c.reply.simple("OK");
+    return Outcome::kDone;
+  }
+  const std::uint64_t next = lend_ahead(c, *session, size);
+  c.reply.array(2);
   c.reply.simple("OK");
+  if (next != 0) {
+    c.reply.integer(static_cast<std::int64_t>(next));
+  } else {
+    c.reply.null();
+  }
   return Outcome::kDone;
 }
 
@@ -244,8 +289,9 @@ void add_shm_commands(std::vector<CommandSpec>& out) {
     // Not denyoom: the loan's bytes were admitted against --maxmemory when it was lent, so a
     // commit only turns counted bytes into a value, and a granted loan can always be stored.
     {"SS.SHM.COMMIT", -5, kWrite, 2, 2, 1, commit, "shm",
-     "id key type d1 [d2 ...]",
-     "Stores a filled loan as a tensor, sealed so nobody can change it; the loan is consumed."},
+     "id key type d1 [d2 ...] [LEND]",
+     "Stores a filled loan as a tensor, sealed so nobody can change it; the loan is consumed. "
+     "LEND: replies [OK, id or nil] and passes a new loan of the same size for the next put."},
     {"SS.SHM.VIEW", 2, kReadOnly | kFast, 1, 1, 1, view, "shm", "key",
      "Leases a tensor's bytes read-only: replies [id, type, [dims], bytes] and passes a memfd."},
     {"SS.SHM.RELEASE", -2, kFast, 0, 0, 0, release, "shm", "id [id ...]",

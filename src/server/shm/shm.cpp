@@ -82,6 +82,10 @@ ShmLoan::ShmLoan(int fd, std::size_t size, std::size_t file_size, ShmReservation
 ShmLoan::~ShmLoan() {
   if (fd_ >= 0) ::close(fd_);
   counters_->loans.fetch_sub(1, std::memory_order_relaxed);
+  if (ahead_bytes_ > 0) {
+    counters_->loans_ahead.fetch_sub(1, std::memory_order_relaxed);
+    counters_->loans_ahead_bytes.fetch_sub(ahead_bytes_, std::memory_order_relaxed);
+  }
 }
 
 std::uint64_t random_id_start() {
@@ -162,6 +166,27 @@ std::unique_ptr<ShmLoan> SharedMemory::lend(std::size_t size, MemoryReservation 
   *failure = ShmFailure::kNone;
   return std::make_unique<ShmLoan>(fd, size, file_size, std::move(*reservation), std::move(memory),
                                    counters_);
+}
+
+std::unique_ptr<ShmLoan> SharedMemory::lend_ahead(std::size_t size, MemoryReservation memory) {
+  if (!spares_) return nullptr;
+  const std::size_t file_size = ShmSparePool::file_size_for(size);
+  // Claim the share first, so concurrent commits on other I/O threads cannot overshoot it.
+  std::size_t held = counters_->loans_ahead_bytes.load(std::memory_order_relaxed);
+  do {
+    if (held + file_size > capacity_ / kAheadShare) return nullptr;
+  } while (!counters_->loans_ahead_bytes.compare_exchange_weak(held, held + file_size,
+                                                                 std::memory_order_relaxed));
+  const int spare = spares_->take(file_size, false);
+  if (spare < 0) {
+    counters_->loans_ahead_bytes.fetch_sub(file_size, std::memory_order_relaxed);
+    return nullptr;
+  }
+  auto loan = std::make_unique<ShmLoan>(spare, size, file_size, ShmReservation(counters_, file_size),
+                                        std::move(memory), counters_);
+  loan->ahead_bytes_ = file_size;
+  counters_->loans_ahead.fetch_add(1, std::memory_order_relaxed);
+  return loan;
 }
 
 std::optional<Buffer> SharedMemory::seal(std::unique_ptr<ShmLoan> loan, std::string* error) {

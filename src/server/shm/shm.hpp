@@ -34,6 +34,8 @@ struct ShmCounters {
   std::atomic<std::uint64_t> segments{0};       ///< live sealed segments
   std::atomic<std::uint64_t> writer_segments{0};  ///< live stream writer segments
   std::atomic<std::uint64_t> loans{0};          ///< loans lent and not yet committed or released
+  std::atomic<std::uint64_t> loans_ahead{0};    ///< of loans: lent ahead with a commit (LEND)
+  std::atomic<std::size_t> loans_ahead_bytes{0};  ///< their files' bytes (bounded: lend_ahead)
   std::atomic<std::uint64_t> leases{0};         ///< views held by clients
   std::atomic<std::uint64_t> attached_clients{0};
   std::atomic<std::uint64_t> total_commits{0};
@@ -105,6 +107,7 @@ class ShmLoan {
   int fd_;
   std::size_t size_;
   std::size_t file_size_;
+  std::size_t ahead_bytes_ = 0;  // counted in loans_ahead_bytes while it lives (lend_ahead)
   std::optional<ShmReservation> reservation_;
   MemoryReservation memory_;
   std::shared_ptr<ShmCounters> counters_;
@@ -173,6 +176,15 @@ class SharedMemory {
   /// released then.
   std::unique_ptr<ShmLoan> lend(std::size_t size, MemoryReservation memory, ShmFailure* failure,
                                 std::string* error);
+
+  /// A loan of `size` bytes for a client's next put of that size, lent with the commit of its
+  /// last one (SS.SHM.COMMIT ... LEND) so that the next put costs one round trip: only from a
+  /// spare already made (never a file made on the spot), and only while the loans lent ahead and
+  /// not yet used hold at most a quarter of the pool (kAheadShare), so clients holding them
+  /// between puts cannot take the room of values. Null when either is not the case (`memory` is
+  /// released then); nothing is counted as a refusal.
+  std::unique_ptr<ShmLoan> lend_ahead(std::size_t size, MemoryReservation memory);
+  static constexpr std::size_t kAheadShare = 4;  // lent-ahead loans: at most capacity / 4
 
   /// Takes the loan over as read-only storage: seals it against writing (which the kernel refuses
   /// while anyone still maps it writable) and maps it read-only. Returns nullopt with `error` set

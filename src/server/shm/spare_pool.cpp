@@ -101,7 +101,7 @@ ShmSparePool::~ShmSparePool() {
   drop_all_locked();
 }
 
-int ShmSparePool::take(std::size_t file_size) {
+int ShmSparePool::take(std::size_t file_size, bool miss_makes_one) {
   int fd = -1;
   {
     std::lock_guard lock(mutex_);
@@ -117,7 +117,7 @@ int ShmSparePool::take(std::size_t file_size) {
     counters_->spare_bytes.fetch_sub(file_size, std::memory_order_relaxed);
     counters_->spares.fetch_sub(1, std::memory_order_relaxed);
     counters_->pool_hits.fetch_add(1, std::memory_order_relaxed);
-  } else {
+  } else if (miss_makes_one) {
     counters_->pool_misses.fetch_add(1, std::memory_order_relaxed);
   }
   wake_.notify_one();

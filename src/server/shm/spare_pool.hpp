@@ -49,8 +49,9 @@ class ShmSparePool {
 
   /// A spare memfd of `file_size` bytes (sized, size-sealed, pages allocated), or -1 when none
   /// is ready. Records the demand either way, so the thread makes the next one. The caller owns
-  /// the descriptor; its bytes and file are no longer counted as spare.
-  int take(std::size_t file_size);
+  /// the descriptor; its bytes and file are no longer counted as spare. A hit counts in
+  /// pool_hits; a miss in pool_misses when `miss_makes_one` (the caller makes the file itself).
+  int take(std::size_t file_size, bool miss_makes_one = true);
   /// Makes way for a loan or segment that needs the spares' room: closes every spare, stops the
   /// one being made (and waits for the thread to give its room back), then runs `retry` before
   /// the thread may reserve room for another. `retry` is not run when there was no spare to
