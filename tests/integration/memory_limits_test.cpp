@@ -151,6 +151,52 @@ TEST(MemoryLimits, ReleasedAndAbandonedLoansGiveTheirBytesBack) {
   EXPECT_TRUE(observer.call({"SET", "k", std::string(50 * kMiB, 'x')}).is_ok());
 }
 
+// SS.SHM.COMMIT ... LEND: the reply is [OK, id or nil]; a loan is lent ahead only from a spare
+// already made and never into the last quarter of --maxmemory; a refused commit replies its error
+// alone and lends nothing; LEND is no dimension.
+TEST(MemoryLimits, CommitsLendAheadOnlyOutsideTheLastQuarter) {
+  ServerProcess server = limited_server();
+  RawClient shm = attached(server);
+  RawClient observer = RawClient::tcp(server.port());
+  const std::string mib = std::to_string(kMiB);
+  RespReply first = shm.call({"SS.SHM.LOAN", mib});
+  ASSERT_FALSE(first.is_error()) << first.str();
+  RespReply committed =
+      shm.call({"SS.SHM.COMMIT", std::to_string(first.integer), "t", "UINT8", mib, "LEND"});
+  ASSERT_EQ(committed.elements.size(), 2u) << committed.str();
+  EXPECT_TRUE(committed.elements[0].is_ok());
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  RespReply second = shm.call({"SS.SHM.LOAN", mib});
+  RespReply lent =
+      shm.call({"SS.SHM.COMMIT", std::to_string(second.integer), "t", "UINT8", mib, "lend"});
+  ASSERT_EQ(lent.elements.size(), 2u) << lent.str();
+  EXPECT_TRUE(lent.elements[0].is_ok());
+  ASSERT_EQ(lent.elements[1].kind, RespReply::Kind::kInteger) << lent.str();
+  const long long ahead = info_field(observer, "shm_loans_ahead");
+  EXPECT_GE(ahead, 1);
+  EXPECT_EQ(info_field(observer, "used_memory_shm_loans"), ahead * static_cast<long long>(kMiB));
+
+  // A commit refused (the key holds a string) consumes the loan and lends nothing.
+  ASSERT_TRUE(observer.call({"SET", "s", "text"}).is_ok());
+  const std::string id = std::to_string(lent.elements[1].integer);
+  EXPECT_EQ(shm.call({"SS.SHM.COMMIT", id, "s", "UINT8", mib, "LEND"}).kind,
+            RespReply::Kind::kError);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead"), ahead - 1);
+  RespReply third = shm.call({"SS.SHM.LOAN", mib});  // LEND alone is no shape:
+  EXPECT_EQ(shm.call({"SS.SHM.COMMIT", std::to_string(third.integer), "t", "UINT8", "LEND"}).str(),
+            "-ERR invalid or negative value found in tensor shape");
+
+  // 47 MiB stored beside the 1 MiB tensor: one more MiB lent ahead would pass 48 of 64 MiB.
+  ASSERT_TRUE(observer.call({"SET", "big", std::string(47 * kMiB, 'b')}).is_ok());
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  RespReply fourth = shm.call({"SS.SHM.LOAN", mib});
+  ASSERT_FALSE(fourth.is_error()) << fourth.str();
+  RespReply none =
+      shm.call({"SS.SHM.COMMIT", std::to_string(fourth.integer), "t", "UINT8", mib, "LEND"});
+  EXPECT_EQ(none.str(), "[+OK, (nil)]");
+  EXPECT_GE(info_field(observer, "shm_spares"), 1);  // a spare was there: the limit said no
+}
+
 // The same through the C++ client: a mapped loan that does not fit is refused with
 // OutOfMemoryError, and a committed loan is counted once.
 TEST(MemoryLimits, ClientLoansAreRefusedOverTheLimit) {
