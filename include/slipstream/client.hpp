@@ -74,9 +74,11 @@ struct ClientOptions {
   /// next put of the same size (SS.SHM.COMMIT ... LEND), so that a simulation putting the same
   /// fields step after step pays one round trip per put (or per put_tensors / put_dataset batch)
   /// instead of two. The client holds such loans between puts (at most 8; past that the one held
-  /// longest is given back, and all are when a loan is refused for want of room), and the server
-  /// lends them only from files it made ahead, within a quarter of --shm-size and outside the
-  /// last quarter of --maxmemory. false: every put asks for its loan (SS.SHM.LOAN), none is held.
+  /// longest is given back, as is one unused while 32 later loans were taken, and all are when a
+  /// loan is refused for want of room), and the server lends them only from files it made ahead,
+  /// within a quarter of --shm-size and outside the last quarter of --maxmemory; a server that
+  /// does not offer it (SS.SHM.FEATURES) is not asked. false: every put asks for its loan
+  /// (SS.SHM.LOAN), none is held.
   bool shared_memory_lend_ahead = true;
 };
 

@@ -35,8 +35,9 @@ struct ClientStats {
   bool shared_memory = false;      ///< the current connection has the fast path
   std::uint64_t shm_puts = 0;      ///< puts through shared memory (one copy, or none for a loan)
   std::uint64_t shm_loan_puts = 0; ///< of shm_puts: loans committed without a copy
-  /// Of shm_puts: puts that needed no SS.SHM.LOAN round trip, their loan lent ahead with the
-  /// commit of the previous put of that size (ClientOptions::shared_memory_lend_ahead).
+  /// Loans (for puts, or from Client::loan) taken from those lent ahead with the commit of an
+  /// earlier put of that size, instead of asked for with an SS.SHM.LOAN round trip
+  /// (ClientOptions::shared_memory_lend_ahead).
   std::uint64_t shm_lent_ahead_puts = 0;
   std::uint64_t shm_gets = 0;      ///< get_tensor / unpack_tensor through shared memory (one copy)
   std::uint64_t shm_views = 0;     ///< view_tensor through shared memory (no copy)

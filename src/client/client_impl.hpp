@@ -300,10 +300,22 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   bool shm_wanted_ = false;  ///< fast path allowed (kAuto, unix://, not SLIPSTREAM_SHM=off)
   bool member_shm_ = false;  ///< cluster: the default node's connection has SS.SHM.ATTACH
   /// Loans lent ahead with commits (SS.SHM.COMMIT ... LEND), unmapped, the most recently lent
-  /// last; at most kLoansAheadHeld (a batch of tensors of one size holds one for each).
+  /// last; at most kLoansAheadHeld (a batch of tensors of one size holds one for each). One not
+  /// used while kLoanAheadUnusedFor loans were taken after it was lent is given back.
   static constexpr std::size_t kLoansAheadHeld = 8;
+  static constexpr std::uint64_t kLoanAheadUnusedFor = 32;
+  struct HeldLoan {
+    TensorLoan loan;
+    std::uint64_t held_since = 0;  // loans_taken_ when it was lent
+  };
   std::mutex ahead_mutex_;
-  std::vector<TensorLoan> loans_ahead_;  // guarded by ahead_mutex_
+  std::vector<HeldLoan> loans_ahead_;  // guarded by ahead_mutex_
+  std::uint64_t loans_taken_ = 0;      // guarded by ahead_mutex_: take_loan_ahead calls
+  /// The server understands SS.SHM.COMMIT ... LEND (SS.SHM.FEATURES, asked when attaching).
+  std::atomic<bool> lend_ahead_offered_{false};
+  bool lend_ahead() const noexcept {
+    return options_.shared_memory_lend_ahead && lend_ahead_offered_.load(std::memory_order_relaxed);
+  }
   /// The held loan of `bytes` for the current connection, if any (stale ones are dropped).
   std::optional<TensorLoan> take_loan_ahead(std::size_t bytes);
   /// Reads one SS.SHM.COMMIT reply and returns the commit's own answer; with LEND (`lend_next`)

@@ -219,15 +219,23 @@ void TensorView::throw_dtype_mismatch(DType requested) const {
 
 void Client::Impl::attach_shared_memory(client::Connection& connection) {
   bool with_shm = false;
+  bool lend_ahead = false;
   if (shm_wanted_) {
     connection.set_io_timeout(options_.command_timeout);
     Request attach;
     attach.command({"SS.SHM.ATTACH"});
+    attach.command({"SS.SHM.FEATURES"});  // same round trip; an older server answers an error
     connection.send(attach);
     // An error (plain Redis, --no-shm, ...) just means the socket path.
     with_shm = !connection.read_reply().is_error();
+    Reply features = connection.read_reply();
+    for (const Reply& feature : features.elements) {
+      if (feature.is_string() && feature.string == "lend-ahead") lend_ahead = true;
+    }
   }
   shm_->connected(with_shm);
+  lend_ahead_offered_.store(with_shm && lend_ahead, std::memory_order_relaxed);
+  drop_loans_ahead();  // lent on the connection this one replaces: the server let them go
 }
 
 void Client::Impl::attach_member_shared_memory(client::Connection& connection) {
@@ -270,16 +278,18 @@ client::ShmLoanReply Client::Impl::read_loan(client::Connection& c) {
 
 std::optional<TensorLoan> Client::Impl::take_loan_ahead(std::size_t bytes) {
   const std::uint64_t generation = shm_->current_generation();
-  std::vector<TensorLoan> stale;  // given back (destroyed) outside the lock
+  std::vector<TensorLoan> unused;  // given back (destroyed) outside the lock
   std::optional<TensorLoan> found;
   {
     std::lock_guard lock(ahead_mutex_);
+    const std::uint64_t now = ++loans_taken_;
     for (auto it = loans_ahead_.begin(); it != loans_ahead_.end();) {
-      if (ShmAccess::generation(*it) != generation) {
-        stale.push_back(std::move(*it));
+      if (!found && it->loan.size() == bytes && ShmAccess::generation(it->loan) == generation) {
+        found = std::move(it->loan);
         it = loans_ahead_.erase(it);
-      } else if (!found && it->size() == bytes) {
-        found = std::move(*it);
+      } else if (ShmAccess::generation(it->loan) != generation ||
+                 now - it->held_since > kLoanAheadUnusedFor) {
+        unused.push_back(std::move(it->loan));  // a size not put again lately: give it back
         it = loans_ahead_.erase(it);
       } else {
         ++it;
@@ -290,7 +300,7 @@ std::optional<TensorLoan> Client::Impl::take_loan_ahead(std::size_t bytes) {
 }
 
 bool Client::Impl::drop_loans_ahead() {
-  std::vector<TensorLoan> dropped;  // given back (destroyed) outside the lock
+  std::vector<HeldLoan> dropped;  // given back (destroyed) outside the lock
   {
     std::lock_guard lock(ahead_mutex_);
     dropped.swap(loans_ahead_);
@@ -302,10 +312,10 @@ void Client::Impl::hold_loan_ahead(TensorLoan loan) {
   std::optional<TensorLoan> dropped;  // given back (destroyed) after the lock
   std::lock_guard lock(ahead_mutex_);
   if (loans_ahead_.size() >= kLoansAheadHeld) {
-    dropped = std::move(loans_ahead_.front());
+    dropped = std::move(loans_ahead_.front().loan);
     loans_ahead_.erase(loans_ahead_.begin());
   }
-  loans_ahead_.push_back(std::move(loan));
+  loans_ahead_.push_back(HeldLoan{std::move(loan), loans_taken_});
 }
 
 std::optional<TensorLoan> Client::Impl::shm_lend(std::size_t bytes, bool map) {
@@ -351,8 +361,9 @@ Reply Client::Impl::read_commit(client::Connection& c, bool lend_next, std::size
                                 std::optional<TensorLoan>& next) {
   Reply answer = c.read_reply();
   if (!lend_next || !answer.is_array()) return answer;  // an error: nothing was lent
-  if (answer.elements.size() != 2 ||
-      !(answer.elements[1].is_integer() || answer.elements[1].is_nil())) {
+  if (answer.elements.size() != 2 || !(answer.elements[1].is_nil() ||
+                                       (answer.elements[1].is_integer() &&
+                                        answer.elements[1].integer > 0))) {
     c.protocol_error("malformed SS.SHM.COMMIT ... LEND reply");
   }
   if (answer.elements[1].is_integer()) {
@@ -367,7 +378,7 @@ Reply Client::Impl::read_commit(client::Connection& c, bool lend_next, std::size
 bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dtype,
                               std::span<const std::int64_t> shape) {
   ShmAccess::unmap(loan);  // the server can seal the loan only once nobody maps it writable
-  const bool lend_next = options_.shared_memory_lend_ahead;
+  const bool lend_next = lend_ahead();
   Request request;
   add_commit(request, ShmAccess::id(loan), key, dtype, shape, lend_next);
   std::optional<TensorLoan> next;  // lent ahead for the next put of this size
@@ -619,27 +630,43 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
       asked.push_back(i);
     }
   }
-  Request lend;
-  for (std::size_t i : asked) {
-    lend.command(2);
-    lend.arg("SS.SHM.LOAN");
-    lend.arg(static_cast<std::int64_t>(tensors[i].bytes));
-  }
-  if (!asked.empty()) exchange(Route::any(), lend, [&](client::Connection& c) {
-    for (std::size_t i : asked) {
-      client::ShmLoanReply reply = read_loan(c);
-      if (!reply.error.empty()) {
-        if (is_pool_full(reply.error)) {
-          shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          errors[i] = std::move(reply.error);
-        }
-        continue;
-      }
-      ShmAccess::set_shared(loans[i], nullptr, reply.fd, tensors[i].bytes, reply.id,
-                            reply.generation, shm_);
+  // Asks for the loans of `which`; returns those refused for want of room (-SHMFULL, -OOM).
+  auto ask = [&](const std::vector<std::size_t>& which) {
+    std::vector<std::size_t> short_of_room;
+    if (which.empty()) return short_of_room;
+    Request lend;
+    for (std::size_t i : which) {
+      lend.command(2);
+      lend.arg("SS.SHM.LOAN");
+      lend.arg(static_cast<std::int64_t>(tensors[i].bytes));
     }
-  });
+    exchange(Route::any(), lend, [&](client::Connection& c) {
+      for (std::size_t i : which) {
+        client::ShmLoanReply reply = read_loan(c);
+        if (!reply.error.empty()) {
+          if (is_pool_full(reply.error) || reply.error.starts_with("OOM")) {
+            short_of_room.push_back(i);
+          }
+          errors[i] = std::move(reply.error);
+          continue;
+        }
+        ShmAccess::set_shared(loans[i], nullptr, reply.fd, tensors[i].bytes, reply.id,
+                              reply.generation, shm_);
+      }
+    });
+    return short_of_room;
+  };
+  std::vector<std::size_t> refused = ask(asked);
+  if (!refused.empty() && drop_loans_ahead()) {
+    // The loans held for later puts give way (released in front of the retry).
+    for (std::size_t i : refused) errors[i].clear();
+    refused = ask(refused);
+  }
+  for (std::size_t i : refused) {
+    if (!is_pool_full(errors[i])) continue;  // -OOM stays this tensor's error
+    errors[i].clear();                       // a full pool sends it on the socket
+    shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
 
   // The one copy of each, straight into its loan (pwrite needs no mapping, so nothing is left
   // mapped writable for the seal), or transposed through a mapping that is gone before commit.
@@ -663,7 +690,7 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
   }
 
   // Round trip 2: the commits, and every other tensor on the socket, in the callers' order.
-  const bool lend_next = options_.shared_memory_lend_ahead;
+  const bool lend_next = lend_ahead();
   Request put;
   std::vector<std::size_t> sent;
   for (std::size_t i = 0; i < count; ++i) {

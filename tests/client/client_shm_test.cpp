@@ -4,6 +4,7 @@
 // another local user kept out.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <functional>
+#include <mutex>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -408,7 +410,7 @@ TEST(ShmReclaim, KilledClientsViewsAndLoansAreReclaimed) {
     std::vector<float> values(1 << 18, 1.5f);  // 1 MiB
     client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
     // Once spares of the size are made, the next commit lends one ahead for sure.
-    if (!eventually_equals(client, "shm_spares", 2)) return;
+    if (!eventually_equals(client, "shm_spares_ready", 2)) return;
     client.put_tensor<float>("doomed", values, std::vector<std::int64_t>{1 << 18});
     TensorView view = client.view_tensor("doomed");
     client.delete_tensor("doomed");  // the view now holds the only reference
@@ -489,7 +491,7 @@ TEST(ShmLimits, LoansHeldAheadGiveWayUnderMaxMemory) {
   Client observer(server.tcp_address());
   std::vector<std::uint8_t> small(2 << 20, 1), big(13 << 20, 2);
   shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{2 << 20});
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
   shm.put_tensor<std::uint8_t>("small", small, std::vector<std::int64_t>{2 << 20});
   ASSERT_EQ(info_field(observer, "shm_loans_ahead"), 1);  // 2 stored + 2 held: under 12 MiB
   // 2 stored + 2 held + 13 would pass 16 MiB; without the held loan it fits.
@@ -555,7 +557,7 @@ TEST(ShmPool, CommitsLendTheNextPutsLoan) {
   const std::vector<std::int64_t> shape{static_cast<std::int64_t>(n)};
   std::vector<float> values = sample<float>(n);
   shm.put_tensor<float>("field", values, shape);  // SS.SHM.LOAN: the size is new
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
   shm.put_tensor<float>("field", values, shape);  // its commit finds a spare to lend ahead
   EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 1);
   EXPECT_EQ(info_field(observer, "shm_loans"), 1);
@@ -563,7 +565,7 @@ TEST(ShmPool, CommitsLendTheNextPutsLoan) {
 
   for (int step = 1; step <= 4; ++step) {
     for (float& v : values) v += 1.0f;
-    ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
     const std::int64_t commands_before = info_field(observer, "total_commands_processed");
     shm.put_tensor<float>("field", values, shape);
     // One command for the put (the commit, no SS.SHM.LOAN), besides this INFO itself.
@@ -577,28 +579,49 @@ TEST(ShmPool, CommitsLendTheNextPutsLoan) {
   }
 
   // A put of another size asks for its loan and then holds one of its size too.
-  std::vector<std::uint8_t> other(3 << 20, 6);
-  const std::vector<std::int64_t> other_shape{3 << 20};
+  std::vector<std::uint8_t> other(4 << 20, 6);  // whole huge pages: its file is 4 MiB either way
+  const std::vector<std::int64_t> other_shape{4 << 20};
   shm.put_tensor<std::uint8_t>("other", other, other_shape);
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 4));
   shm.put_tensor<std::uint8_t>("other", other, other_shape);
   EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 2);
-  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 4 << 20);
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 5 << 20);
   const std::uint64_t lent_now = shm.stats().shm_lent_ahead_puts;
   shm.put_tensor<float>("field", values, shape);  // still served by the one it holds
   EXPECT_EQ(shm.stats().shm_lent_ahead_puts, lent_now + 1);
   EXPECT_EQ(shm.stats().fallbacks, 0u);
-  EXPECT_EQ(observer.get_tensor("other").data<std::uint8_t>()[(3 << 20) - 1], 6);
+  EXPECT_EQ(observer.get_tensor("other").data<std::uint8_t>()[(4 << 20) - 1], 6);
 
   ClientOptions plain = shm_options(server);
   plain.shared_memory_lend_ahead = false;
   Client without(plain);
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 4));
   without.put_tensor<float>("plain", values, shape);
   without.put_tensor<float>("plain", values, shape);
   EXPECT_EQ(without.stats().shm_puts, 2u);
   EXPECT_EQ(without.stats().shm_lent_ahead_puts, 0u);
   EXPECT_EQ(info_field(observer, "shm_loans_ahead"), 2);  // the first client's, no more
+}
+
+// A loan held ahead for a size the client no longer puts is given back once 32 later puts have
+// taken other loans, so it does not hold the server's memory for the client's whole life.
+TEST(ShmPool, LoansAheadNotUsedLatelyAreGivenBack) {
+  ServerProcess server({"--shm-size", std::to_string(64 << 20)});
+  Client shm(shm_options(server));
+  Client observer(server.tcp_address());
+  std::vector<std::uint8_t> once(1 << 20, 1), often(2 << 20, 2);
+  const std::vector<std::int64_t> once_shape{1 << 20}, often_shape{2 << 20};
+  shm.put_tensor<std::uint8_t>("once", once, once_shape);
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
+  shm.put_tensor<std::uint8_t>("once", once, once_shape);  // holds a 1 MiB loan from now on
+  ASSERT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 1 << 20);
+  for (int i = 0; i < 33; ++i) {
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", i == 0 ? 2 : 4));
+    shm.put_tensor<std::uint8_t>("often", often, often_shape);
+  }
+  shm.command({"PING"});  // the loan given back is released in front of the next request
+  EXPECT_EQ(info_field(observer, "shm_loans_ahead_bytes"), 2 << 20);
+  EXPECT_EQ(info_field(observer, "shm_loans"), 1);
 }
 
 // A batch put step after step (put_tensors: two tensors of one size, one of another) is one
@@ -621,13 +644,13 @@ TEST(ShmPool, BatchesUseLoansLentAhead) {
   // Until each tensor has a loan held ahead (the first batches ask for loans: spares are made
   // two per size, after the sizes are first asked for).
   for (; step < 20 && info_field(observer, "shm_loans_ahead") < 3; ++step) {
-    ASSERT_TRUE(eventually_equals(observer, "shm_spares", step == 0 ? 0 : 4));
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", step == 0 ? 0 : 4));
     fill(step);
     shm.put_tensors(refs);
   }
   ASSERT_EQ(info_field(observer, "shm_loans_ahead"), 3);
   for (int round = 0; round < 3; ++round, ++step) {
-    ASSERT_TRUE(eventually_equals(observer, "shm_spares", 4));
+    ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 4));
     fill(step);
     const std::uint64_t lent = shm.stats().shm_lent_ahead_puts;
     const std::int64_t commands = info_field(observer, "total_commands_processed");
@@ -692,6 +715,150 @@ TEST(ShmPool, KilledClientsPooledLoansAreReclaimed) {
   EXPECT_EQ(info_field(observer, "shm_used"), 0);
   EXPECT_TRUE(eventually_equals(observer, "shm_spares", 2));
   EXPECT_EQ(info_field(observer, "shm_files"), 2);  // the spares, nothing else
+}
+
+// A server of the fast path's first form (no SS.SHM.FEATURES, no COMMIT ... LEND), as a client
+// newer than its server meets it: it attaches, lends memfds and records the commits it gets;
+// anything else is an unknown command.
+class FirstFormShmServer {
+ public:
+  FirstFormShmServer() {
+    char dir[] = "/tmp/slipstream-first-form-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    path_ = dir_ + "/s.sock";
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listener_, 4), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FirstFormShmServer() {
+    ::shutdown(listener_, SHUT_RDWR);
+    if (client_ >= 0) ::shutdown(client_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+    if (client_ >= 0) ::close(client_);
+    ::unlink(path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::string address() const { return "unix://" + path_; }
+  std::vector<std::vector<std::string>> commits() {
+    std::lock_guard lock(mutex_);
+    return commits_;
+  }
+
+ private:
+  void serve() {
+    client_ = ::accept(listener_, nullptr, nullptr);
+    if (client_ < 0) return;
+    std::string in;
+    std::int64_t next_id = 1;
+    for (;;) {
+      std::vector<std::string> args;
+      if (!read_request(in, args)) return;
+      std::string reply = "-ERR unknown command\r\n";
+      int fd = -1;
+      if (args[0] == "SS.SHM.ATTACH") {
+        reply = "+OK\r\n";
+      } else if (args[0] == "SS.SHM.RELEASE") {
+        reply = ":0\r\n";
+      } else if (args[0] == "SS.SHM.LOAN") {
+        fd = ::memfd_create("first-form-loan", MFD_CLOEXEC);
+        if (::ftruncate(fd, std::stoll(args[1])) != 0) return;
+        reply = ":" + std::to_string(next_id++) + "\r\n";
+      } else if (args[0] == "SS.SHM.COMMIT") {
+        std::lock_guard lock(mutex_);
+        commits_.push_back(args);
+        reply = args.back() == "LEND" ? "-ERR invalid or negative value found in tensor shape\r\n"
+                                      : "+OK\r\n";
+      }
+      iovec part{reply.data(), reply.size()};
+      msghdr message{};
+      message.msg_iov = &part;
+      message.msg_iovlen = 1;
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      if (fd >= 0) {
+        message.msg_control = control;
+        message.msg_controllen = sizeof control;
+        cmsghdr* header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+      }
+      const bool sent = ::sendmsg(client_, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(reply.size());
+      if (fd >= 0) ::close(fd);
+      if (!sent) return;
+    }
+  }
+  // One request (an array of bulk strings, as the client sends them) from `in` and the socket.
+  bool read_request(std::string& in, std::vector<std::string>& args) {
+    std::size_t at = 0;
+    auto line = [&](std::string& out) {
+      for (;;) {
+        auto end = in.find("\r\n", at);
+        if (end != std::string::npos) {
+          out = in.substr(at, end - at);
+          at = end + 2;
+          return true;
+        }
+        if (!fill(in)) return false;
+      }
+    };
+    std::string header;
+    if (!line(header) || header.empty() || header[0] != '*') return false;
+    for (long long n = std::stoll(header.substr(1)); n > 0; --n) {
+      std::string length;
+      if (!line(length) || length.empty() || length[0] != '$') return false;
+      const std::size_t size = std::stoull(length.substr(1));
+      while (in.size() < at + size + 2) {
+        if (!fill(in)) return false;
+      }
+      args.push_back(in.substr(at, size));
+      at += size + 2;
+    }
+    in.erase(0, at);
+    return !args.empty();
+  }
+  bool fill(std::string& in) {
+    char chunk[4096];
+    const ssize_t got = ::recv(client_, chunk, sizeof chunk, 0);
+    if (got <= 0) return false;
+    in.append(chunk, static_cast<std::size_t>(got));
+    return true;
+  }
+
+  std::string dir_, path_;
+  int listener_ = -1;
+  int client_ = -1;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::vector<std::string>> commits_;
+};
+
+// A client newer than its server asks for loans ahead only where SS.SHM.FEATURES offers them:
+// against the fast path's first form every put still goes through shared memory, and no commit
+// carries LEND (which such a server would take for a dimension, consuming the loan).
+TEST(ShmLimits, LoansAheadAreAskedForOnlyWhereTheServerOffersThem) {
+  FirstFormShmServer server;
+  ClientOptions options;
+  options.address = server.address();
+  options.shared_memory_min_bytes = 0;
+  options.shared_memory_put_min_bytes = 0;
+  Client client(options);
+  ASSERT_TRUE(client.stats().shared_memory);
+  std::vector<float> values(4096, 2.5f);
+  const std::vector<std::int64_t> shape{4096};
+  for (int i = 0; i < 3; ++i) client.put_tensor<float>("t", values, shape);
+  EXPECT_EQ(client.stats().shm_puts, 3u);
+  EXPECT_EQ(client.stats().shm_lent_ahead_puts, 0u);
+  const auto commits = server.commits();
+  ASSERT_EQ(commits.size(), 3u);
+  for (const auto& commit : commits) {
+    EXPECT_EQ(commit.back(), "4096");  // the shape's last dimension: no LEND
+  }
 }
 
 TEST(ShmLimits, DisabledServerAndTcpUseTheSocket) {

@@ -165,7 +165,7 @@ TEST(MemoryLimits, CommitsLendAheadOnlyOutsideTheLastQuarter) {
       shm.call({"SS.SHM.COMMIT", std::to_string(first.integer), "t", "UINT8", mib, "LEND"});
   ASSERT_EQ(committed.elements.size(), 2u) << committed.str();
   EXPECT_TRUE(committed.elements[0].is_ok());
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
   RespReply second = shm.call({"SS.SHM.LOAN", mib});
   RespReply lent =
       shm.call({"SS.SHM.COMMIT", std::to_string(second.integer), "t", "UINT8", mib, "lend"});
@@ -188,13 +188,13 @@ TEST(MemoryLimits, CommitsLendAheadOnlyOutsideTheLastQuarter) {
 
   // 47 MiB stored beside the 1 MiB tensor: one more MiB lent ahead would pass 48 of 64 MiB.
   ASSERT_TRUE(observer.call({"SET", "big", std::string(47 * kMiB, 'b')}).is_ok());
-  ASSERT_TRUE(eventually_equals(observer, "shm_spares", 2));
+  ASSERT_TRUE(eventually_equals(observer, "shm_spares_ready", 2));
   RespReply fourth = shm.call({"SS.SHM.LOAN", mib});
   ASSERT_FALSE(fourth.is_error()) << fourth.str();
   RespReply none =
       shm.call({"SS.SHM.COMMIT", std::to_string(fourth.integer), "t", "UINT8", mib, "LEND"});
   EXPECT_EQ(none.str(), "[+OK, (nil)]");
-  EXPECT_GE(info_field(observer, "shm_spares"), 1);  // a spare was there: the limit said no
+  EXPECT_GE(info_field(observer, "shm_spares_ready"), 1);  // a spare was there: the limit said no
 }
 
 // The same through the C++ client: a mapped loan that does not fit is refused with

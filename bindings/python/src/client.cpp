@@ -342,8 +342,8 @@ key is overwritten, until the array is garbage-collected. Raises KeyNotFoundErro
           },
           R"doc(
 Which path this client's tensor operations took, as a dict: shared_memory (the connection has the
-fast path), shm_puts, shm_loan_puts, shm_lent_ahead_puts (puts whose loan came with the previous
-commit), shm_gets, shm_views, socket_puts, socket_gets, fallbacks
+fast path), shm_puts, shm_loan_puts, shm_lent_ahead_puts (loans taken from those lent ahead with an
+earlier commit), shm_gets, shm_views, socket_puts, socket_gets, fallbacks
 (operations that wanted shared memory but used the socket because the server's pool was full).
 )doc")
       .def(

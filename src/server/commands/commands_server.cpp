@@ -108,14 +108,14 @@ void info_memory(Server& s, std::string& out) {
       "shm_segments:{}\r\nshm_files:{}\r\nshm_max_files:{}\r\nshm_loans:{}\r\nshm_leases:{}\r\n"
       "shm_attached_clients:{}\r\nshm_spares:{}\r\nshm_spare_bytes:{}\r\nshm_pool_hits:{}\r\n"
       "shm_pool_misses:{}\r\nshm_huge_pages:{}\r\nshm_descriptors_passed:{}\r\n"
-      "shm_loans_ahead:{}\r\nshm_loans_ahead_bytes:{}\r\n",
+      "shm_loans_ahead:{}\r\nshm_loans_ahead_bytes:{}\r\nshm_spares_ready:{}\r\n",
       shm.enabled() ? 1 : 0, shm.capacity(), shm_used, human_bytes(shm_used),
       shm.capacity() - std::min(shm_used, shm.capacity()), counters.segments.load(),
       counters.files.load(), shm.max_files(), counters.loans.load(), counters.leases.load(),
       counters.attached_clients.load(), counters.spares.load(), spare, counters.pool_hits.load(),
       counters.pool_misses.load(), ShmSparePool::huge_pages() ? 1 : 0,
       counters.total_descriptors_passed.load(), counters.loans_ahead.load(),
-      counters.loans_ahead_bytes.load());
+      counters.loans_ahead_bytes.load(), counters.spares_ready.load());
 }
 
 void info_persistence(Server& s, std::string& out) {

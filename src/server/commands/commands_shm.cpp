@@ -72,6 +72,15 @@ std::uint64_t hand_over(CommandContext& c, ShmSession& session, std::unique_ptr<
   return id;
 }
 
+// SS.SHM.FEATURES -> [feature ...]: what this server's fast path offers beyond SS.SHM.ATTACH's
+// first form, so a client can ask for it (a server without this command offers none of them).
+// "lend-ahead": SS.SHM.COMMIT ... LEND.
+Outcome features(CommandContext& c) {
+  c.reply.array(1);
+  c.reply.bulk("lend-ahead");
+  return Outcome::kDone;
+}
+
 // SS.SHM.LOAN bytes -> :id, with the loan's memfd passed alongside.
 Outcome loan(CommandContext& c) {
   ShmSession* session = attached(c);
@@ -284,6 +293,9 @@ void add_shm_commands(std::vector<CommandSpec>& out) {
     {"SS.SHM.ATTACH", 1, kFast | kStale, 0, 0, 0, attach, "shm", "",
      "Turns on the shared-memory fast path for this Unix-socket connection (after AUTH): its "
      "replies may then pass file descriptors."},
+    {"SS.SHM.FEATURES", 1, kFast | kStale, 0, 0, 0, features, "shm", "",
+     "Lists what this server's fast path offers beyond its first form (lend-ahead: SS.SHM.COMMIT "
+     "... LEND), so clients ask only for what it understands."},
     {"SS.SHM.LOAN", 2, kWrite | kDenyOom | kFast, 0, 0, 0, loan, "shm", "bytes",
      "Lends a writable shared-memory region of that size: replies its id and passes its memfd."},
     // Not denyoom: the loan's bytes were admitted against --maxmemory when it was lent, so a

@@ -182,8 +182,15 @@ std::unique_ptr<ShmLoan> SharedMemory::lend_ahead(std::size_t size, MemoryReserv
     counters_->loans_ahead_bytes.fetch_sub(file_size, std::memory_order_relaxed);
     return nullptr;
   }
-  auto loan = std::make_unique<ShmLoan>(spare, size, file_size, ShmReservation(counters_, file_size),
-                                        std::move(memory), counters_);
+  std::unique_ptr<ShmLoan> loan;
+  try {
+    loan = std::make_unique<ShmLoan>(spare, size, file_size, ShmReservation(counters_, file_size),
+                                     std::move(memory), counters_);
+  } catch (...) {  // its room and file were given back with the reservation
+    ::close(spare);
+    counters_->loans_ahead_bytes.fetch_sub(file_size, std::memory_order_relaxed);
+    throw;
+  }
   loan->ahead_bytes_ = file_size;
   counters_->loans_ahead.fetch_add(1, std::memory_order_relaxed);
   return loan;

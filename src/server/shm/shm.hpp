@@ -28,7 +28,8 @@ struct ShmCounters {
   std::atomic<std::size_t> used_bytes{0};       ///< live segments + outstanding loans + spares
   std::atomic<std::uint64_t> files{0};          ///< memfds open (segments + loans + spares)
   std::atomic<std::size_t> spare_bytes{0};      ///< of used_bytes: spares made ahead (ShmSparePool)
-  std::atomic<std::uint64_t> spares{0};         ///< of files: spares made ahead
+  std::atomic<std::uint64_t> spares{0};         ///< of files: spares made ahead (or being made)
+  std::atomic<std::uint64_t> spares_ready{0};   ///< of spares: made, ready to be lent
   std::atomic<std::uint64_t> pool_hits{0};      ///< loans handed out from a spare
   std::atomic<std::uint64_t> pool_misses{0};    ///< loans whose file was made on the spot
   std::atomic<std::uint64_t> segments{0};       ///< live sealed segments

@@ -116,6 +116,7 @@ int ShmSparePool::take(std::size_t file_size, bool miss_makes_one) {
     // Its room and file stay counted (in used_bytes and files): the loan holds them now.
     counters_->spare_bytes.fetch_sub(file_size, std::memory_order_relaxed);
     counters_->spares.fetch_sub(1, std::memory_order_relaxed);
+    counters_->spares_ready.fetch_sub(1, std::memory_order_relaxed);
     counters_->pool_hits.fetch_add(1, std::memory_order_relaxed);
   } else if (miss_makes_one) {
     counters_->pool_misses.fetch_add(1, std::memory_order_relaxed);
@@ -132,6 +133,7 @@ void ShmSparePool::close_locked(std::size_t file_size, SizeClass& size_class) {
   const std::size_t bytes = count * file_size;
   counters_->spare_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   counters_->spares.fetch_sub(count, std::memory_order_relaxed);
+  counters_->spares_ready.fetch_sub(count, std::memory_order_relaxed);
   counters_->used_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   counters_->files.fetch_sub(count, std::memory_order_relaxed);
 }
@@ -232,6 +234,7 @@ void ShmSparePool::run() {
     auto it = classes_.find(file_size);
     if (fd >= 0 && !abandoned && it != classes_.end() && !stopping_) {
       it->second.spares.push_back(fd);
+      counters_->spares_ready.fetch_add(1, std::memory_order_relaxed);
       made_.notify_all();
       continue;
     }
