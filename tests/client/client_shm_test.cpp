@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -736,7 +737,7 @@ class FirstFormShmServer {
   }
   ~FirstFormShmServer() {
     ::shutdown(listener_, SHUT_RDWR);
-    if (client_ >= 0) ::shutdown(client_, SHUT_RDWR);
+    if (const int client = client_.load(); client >= 0) ::shutdown(client, SHUT_RDWR);
     thread_.join();
     ::close(listener_);
     if (client_ >= 0) ::close(client_);
@@ -832,7 +833,7 @@ class FirstFormShmServer {
 
   std::string dir_, path_;
   int listener_ = -1;
-  int client_ = -1;
+  std::atomic<int> client_{-1};  // written by the serving thread, shut down by the destructor
   std::thread thread_;
   std::mutex mutex_;
   std::vector<std::vector<std::string>> commits_;
