@@ -723,8 +723,7 @@ TEST(ShmPool, KilledClientsPooledLoansAreReclaimed) {
 class FirstFormShmServer {
  public:
   FirstFormShmServer() {
-    char dir[] = "/tmp/slipstream-first-form-XXXXXX";
-    dir_ = ::mkdtemp(dir);
+    dir_ = make_temp_dir("slipstream-first-form");
     path_ = dir_ + "/s.sock";
     listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
