@@ -118,6 +118,11 @@ std::string format_number(double value);
 /// "16 MiB", "64 KiB" or "1000 B": the largest unit that divides `bytes` exactly.
 std::string size_label(std::size_t bytes);
 
+/// CPU time process `pid` (0: this process) has used so far, all its threads together, in
+/// seconds from its CPU-time clock (nanosecond resolution). Throws std::runtime_error when the
+/// clock cannot be read.
+double process_cpu_seconds(pid_t pid);
+
 /// The "model name" of the first CPU in /proc/cpuinfo, or "unknown CPU".
 std::string cpu_model();
 

@@ -85,12 +85,7 @@ struct CpuTime {
 
 CpuTime read_cpu_time(pid_t pid) {
   CpuTime time;
-  clockid_t clock{};
-  timespec now{};
-  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &now) != 0) {
-    throw std::runtime_error("cannot read the CPU time of process " + std::to_string(pid));
-  }
-  time.seconds = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  time.seconds = slipstream::bench::process_cpu_seconds(pid);
   // Field 2, the command name in parentheses, may hold spaces: count from the last ')'.
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
   const std::string stat = slipstream::bench::read_file(path);

@@ -13,6 +13,7 @@
 // copied into shared memory) and loan_chunk (the writer fills the shared memory itself). Bandwidth is the bytes delivered to readers per second over `steps` steps; the
 // figure is the median of `rounds` rounds.
 #include <mpi.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -86,14 +87,34 @@ void check_sum(double total, std::size_t count, std::int64_t step) {
   }
 }
 
-// The time of `steps` steps of `body`, between two barriers, on every rank; rank 0's figure.
+// Context switches of this process so far (voluntary and not), all its threads.
+double context_switches() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw);
+}
+
+// What one round cost: its wall time between two barriers (rank 0's figure); this rank's CPU
+// time and context switches from the first barrier to its arrival at the second, and (on rank 0,
+// `server` > 0) the server's CPU time over the same span.
+struct RoundCost {
+  double seconds = 0, cpu = 0, switches = 0, server_cpu = 0;
+};
+
 template <typename Body>
-double timed_round(const Body& body) {
+RoundCost timed_round(pid_t server, const Body& body) {
   MPI_Barrier(MPI_COMM_WORLD);
   auto start = Clock::now();
+  const double cpu = slipstream::bench::process_cpu_seconds(0), switches = context_switches();
+  const double server_cpu = server > 0 ? slipstream::bench::process_cpu_seconds(server) : 0.0;
   body();
+  RoundCost cost;
+  cost.cpu = slipstream::bench::process_cpu_seconds(0) - cpu;
+  cost.switches = context_switches() - switches;
+  if (server > 0) cost.server_cpu = slipstream::bench::process_cpu_seconds(server) - server_cpu;
   MPI_Barrier(MPI_COMM_WORLD);
-  return seconds_since(start);
+  cost.seconds = seconds_since(start);
+  return cost;
 }
 
 slipstream::ClientOptions client_options(const std::string& socket) {
@@ -248,9 +269,12 @@ struct Bandwidths {
   // By path: medians of the phases of writer 0 (rank 0) and reader 0 (rank kWriters); valid on
   // rank 0.
   std::vector<std::array<double, 4>> writer_phases, reader_phases;
+  // By path, medians over the rounds of the CPU time per step in microseconds of both writers,
+  // both readers and the server, and of the context switches per step of the 4 ranks; on rank 0.
+  std::vector<std::array<double, 4>> cpu_per_step;
 };
 
-Bandwidths bandwidths(int rank, const std::string& socket, int size_mib, int steps,
+Bandwidths bandwidths(int rank, const std::string& socket, pid_t server, int size_mib, int steps,
                       const Settings& settings) {
   const std::size_t rows = (static_cast<std::size_t>(size_mib) << 20) / (kColumns * sizeof(double));
   const std::string suffix = std::to_string(size_mib);
@@ -261,18 +285,35 @@ Bandwidths bandwidths(int rank, const std::string& socket, int size_mib, int ste
                      Party(Party::Path::kPutTwoTrips, rank, socket, rows,
                            "bench.put2." + suffix, queue)};
   std::vector<std::vector<double>> seconds(std::size(parties));
+  // By path, then by figure (writers' CPU, readers', server's, ranks' switches), one per round.
+  std::vector<std::array<std::vector<double>, 4>> costs(std::size(parties));
   for (int round = 0; round <= settings.rounds; ++round) {  // round 0 warms up
     for (std::size_t p = 0; p < std::size(parties); ++p) {
       parties[p].measuring = round > 0;
-      double s = timed_round([&] { parties[p].round(steps); });
-      if (round > 0) seconds[p].push_back(s);
+      RoundCost cost = timed_round(rank == 0 ? server : 0, [&] { parties[p].round(steps); });
+      double mine[2] = {cost.cpu, cost.switches}, all[2 * kWriters + 2 * kReaders] = {};
+      MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      if (round == 0 || rank != 0) continue;
+      seconds[p].push_back(cost.seconds);
+      std::array<double, 4> per_step{};  // writers, readers, server (us), switches
+      for (int r = 0; r < kWriters + kReaders; ++r) {
+        per_step[r < kWriters ? 0 : 1] += all[2 * r] * 1e6 / steps;
+        per_step[3] += all[2 * r + 1] / steps;
+      }
+      per_step[2] = cost.server_cpu * 1e6 / steps;
+      for (std::size_t f = 0; f < per_step.size(); ++f) costs[p][f].push_back(per_step[f]);
     }
   }
   for (Party& party : parties) party.finish();
   const double bytes = static_cast<double>(steps) * kReaders * static_cast<double>(rows) *
                        kColumns * sizeof(double);
   Bandwidths out;
-  for (const auto& s : seconds) out.bytes_per_second.push_back(bytes / median(s));
+  for (const auto& s : seconds) out.bytes_per_second.push_back(rank == 0 ? bytes / median(s) : 0);
+  for (const auto& path : costs) {
+    std::array<double, 4> medians{};
+    for (std::size_t f = 0; f < medians.size(); ++f) medians[f] = median(path[f]);
+    out.cpu_per_step.push_back(medians);
+  }
   for (Party& party : parties) {
     std::array<double, 4> phases = party.phase_medians();
     if (rank == kWriters) {
@@ -446,7 +487,8 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
   for (int size_mib : settings.sizes_mib) {
     // At least 128 MiB per writer per round, so that small steps are timed over enough of them.
     const int steps = std::max(settings.steps, 128 / size_mib);
-    Bandwidths figures = bandwidths(rank, socket, size_mib, steps, settings);
+    Bandwidths figures = bandwidths(rank, socket, server ? server->pid() : 0, size_mib, steps,
+                                    settings);
     const double mpi = figures.bytes_per_second[0], stream = figures.bytes_per_second[1],
                  loaned = figures.bytes_per_second[2], two_trips = figures.bytes_per_second[3];
     if (rank == 0) {
@@ -474,6 +516,19 @@ int run(int rank, const Settings& settings, int argc, char** argv) {
         const auto& r = figures.reader_phases[p];
         std::printf("| %d MiB | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", size_mib,
                     paths[p], w[0], w[1], w[2], w[3], w[0] + w[1] + w[2] + w[3], r[0], r[1]);
+      }
+    }
+    std::printf("\nCPU per step: medians over the rounds, in microseconds of CPU time (all threads)"
+                " from a round's first barrier to each rank's arrival at its last; the server's"
+                " over rank 0's span (MPI: the server idles); context switches of the 4 ranks:\n\n"
+                "| per writer per step | path | writers | readers | server | total | total per"
+                " MiB delivered | context switches |\n|---|---|---|---|---|---|---|---|\n");
+    for (const auto& [size_mib, figures] : results) {
+      for (std::size_t p = 0; p < figures.cpu_per_step.size(); ++p) {
+        const auto& c = figures.cpu_per_step[p];
+        const double total = c[0] + c[1] + c[2];
+        std::printf("| %d MiB | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f |\n", size_mib,
+                    paths[p], c[0], c[1], c[2], total, total / (kReaders * size_mib), c[3]);
       }
     }
     std::fflush(stdout);
