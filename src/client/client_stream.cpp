@@ -1020,6 +1020,9 @@ struct ReaderState {
   std::uint32_t rank;
   StreamReaderOptions options;
   std::optional<std::int64_t> held;
+  // NEXT ... RELEASE step: the step held is released by the request for the next. False once a
+  // server refused the option (older than it): RELEASE is then pipelined ahead of NEXT.
+  bool next_releases = true;
   bool left = false;
   std::unordered_map<std::uint64_t, CachedSegment> segments;
   std::vector<std::uint64_t> dropped_segments;  // unmapped since the last NEXT ... MAP CACHED
@@ -1094,10 +1097,13 @@ StreamNext StreamReader::next_step() {
   ReaderState& s = *impl_->state;
   s.next_step_seen();
   const milliseconds timeout = s.options.next_timeout;
-  // A step still held is released in the same round trip as the request for the next.
+  // A step still held is released by the request for the next (NEXT ... RELEASE step): one
+  // reply, where a RELEASE ahead of the NEXT got its +OK at once and woke the reader once more
+  // while the NEXT waited. A server that does not know the option gets the RELEASE pipelined.
   const std::optional<std::int64_t> releasing = std::exchange(s.held, std::nullopt);
+  const bool release_in_next = releasing && s.next_releases;
   Request request;
-  if (releasing) {
+  if (releasing && !release_in_next) {
     request.command({"SS.STREAM.RELEASE", s.stream, s.group, std::to_string(s.rank),
                      std::to_string(*releasing)});
   }
@@ -1105,30 +1111,31 @@ StreamNext StreamReader::next_step() {
   // needs no further round trip for them. CACHED: a segment's descriptor comes only the first
   // time (or again after this reader said it dropped the mapping).
   const bool map = s.client.shm_link().active();
+  const std::vector<std::uint64_t> dropped = std::exchange(s.dropped_segments, {});
+  request.command(6 + (release_in_next ? 2 : 0) + (map ? 2 : 0) +
+                  (map && !dropped.empty() ? 1 + dropped.size() : 0));
+  request.arg("SS.STREAM.NEXT");
+  request.arg(s.stream);
+  request.arg(s.group);
+  request.arg(static_cast<std::int64_t>(s.rank));
+  if (release_in_next) {
+    request.arg("RELEASE");
+    request.arg(*releasing);
+  }
+  request.arg("TIMEOUT");
+  request.arg(static_cast<std::int64_t>(timeout.count()));
   if (map) {
-    const std::size_t dropped = s.dropped_segments.size();
-    request.command(8 + (dropped > 0 ? 1 + dropped : 0));
-    request.arg("SS.STREAM.NEXT");
-    request.arg(s.stream);
-    request.arg(s.group);
-    request.arg(static_cast<std::int64_t>(s.rank));
-    request.arg("TIMEOUT");
-    request.arg(static_cast<std::int64_t>(timeout.count()));
     request.arg("MAP");
     request.arg("CACHED");
-    if (dropped > 0) request.arg("DROPPED");
-    for (std::uint64_t id : s.dropped_segments) request.arg(static_cast<std::int64_t>(id));
-    s.dropped_segments.clear();
-  } else {
-    request.command({"SS.STREAM.NEXT", s.stream, s.group, std::to_string(s.rank), "TIMEOUT",
-                     std::to_string(timeout.count())});
+    if (!dropped.empty()) request.arg("DROPPED");
+    for (std::uint64_t id : dropped) request.arg(static_cast<std::int64_t>(id));
   }
   std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;  // by chunk id
   Reply reply = s.client.exchange(
       s.stream, request,
       [&](client::Connection& c) {
         std::optional<Reply> released;
-        if (releasing) released = c.read_reply();
+        if (releasing && !release_in_next) released = c.read_reply();
         Reply answer = c.read_reply();
         if (released && released->is_error()) {
           client::throw_server_error(released->string, "SS.STREAM.RELEASE");
@@ -1155,6 +1162,16 @@ StreamNext StreamReader::next_step() {
         return answer;
       },
       wait_of(timeout));
+  if (reply.is_error() && release_in_next &&
+      reply.string.find("got 'RELEASE'") != std::string::npos) {
+    // A server older than the option refused the request before acting on any of it: ask again
+    // the way it knows, with the same step held and the same mappings to tell it of.
+    s.next_releases = false;
+    s.held = releasing;
+    s.dropped_segments.insert(s.dropped_segments.begin(), dropped.begin(), dropped.end());
+    --s.steps_seen;
+    return next_step();
+  }
   if (reply.is_error()) client::throw_server_error(reply.string, "SS.STREAM.NEXT");
   StreamNext next;
   if (reply.is_nil()) return next;  // kTimeout
@@ -1239,7 +1256,7 @@ StreamStep::StreamStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StreamStep::StreamStep(StreamStep&&) noexcept = default;
 StreamStep& StreamStep::operator=(StreamStep&&) noexcept = default;
 // A step dropped without release() stays held until the reader's next request, which gives it
-// back in the same round trip (next_step pipelines RELEASE; LEAVE releases what it holds).
+// back in the same round trip (next_step's NEXT ... RELEASE; LEAVE releases what it holds).
 StreamStep::~StreamStep() = default;
 
 std::int64_t StreamStep::number() const noexcept { return impl_->number; }

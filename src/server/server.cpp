@@ -156,6 +156,17 @@ struct Server::Network {
   asio::io_context& pick() { return *contexts[next_context++ % contexts.size()]; }
 };
 
+unsigned Server::io_thread_index(const asio::execution_context& context) const {
+  for (std::size_t i = 0; i < network_->contexts.size(); ++i) {
+    if (network_->contexts[i].get() == &context) return static_cast<unsigned>(i);
+  }
+  return 0;
+}
+
+asio::io_context& Server::io_thread_context(unsigned index) {
+  return *network_->contexts.at(index);
+}
+
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
       shared_memory_(options_.shm_size),

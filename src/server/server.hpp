@@ -27,6 +27,11 @@
 #include "server/train/trainer_reports.hpp"
 #include "server/stream/stream_registry.hpp"
 
+namespace asio {
+class execution_context;
+class io_context;
+}  // namespace asio
+
 namespace slipstream::server {
 
 /// Counters for INFO stats. All relaxed atomics: figures, not synchronisation.
@@ -111,6 +116,10 @@ class Server {
   void store_setting(std::string_view name, std::string value);
   const ServerOptions& options() const noexcept { return options_; }
   unsigned io_threads() const noexcept { return io_threads_; }
+  /// While serving: the index of the I/O thread whose context is `context`, and the context of
+  /// I/O thread `index` (< io_threads()).
+  unsigned io_thread_index(const asio::execution_context& context) const;
+  asio::io_context& io_thread_context(unsigned index);
 
   // ---- Persistence.
   /// Writes a snapshot to dir/db_filename. Returns false with `error` set on failure.

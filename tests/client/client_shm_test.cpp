@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "client_fixture.hpp"
+#include "support/scripted_server.hpp"
 
 namespace slipstream::testing {
 namespace {
@@ -722,119 +723,34 @@ TEST(ShmPool, KilledClientsPooledLoansAreReclaimed) {
 // anything else is an unknown command.
 class FirstFormShmServer {
  public:
-  FirstFormShmServer() {
-    dir_ = make_temp_dir("slipstream-first-form");
-    path_ = dir_ + "/s.sock";
-    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listener_, 4), 0);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~FirstFormShmServer() {
-    ::shutdown(listener_, SHUT_RDWR);
-    if (const int client = client_.load(); client >= 0) ::shutdown(client, SHUT_RDWR);
-    thread_.join();
-    ::close(listener_);
-    if (client_ >= 0) ::close(client_);
-    ::unlink(path_.c_str());
-    ::rmdir(dir_.c_str());
-  }
-  std::string address() const { return "unix://" + path_; }
+  std::string address() const { return server_.address(); }
   std::vector<std::vector<std::string>> commits() {
     std::lock_guard lock(mutex_);
     return commits_;
   }
 
  private:
-  void serve() {
-    client_ = ::accept(listener_, nullptr, nullptr);
-    if (client_ < 0) return;
-    std::string in;
-    std::int64_t next_id = 1;
-    for (;;) {
-      std::vector<std::string> args;
-      if (!read_request(in, args)) return;
-      std::string reply = "-ERR unknown command\r\n";
-      int fd = -1;
-      if (args[0] == "SS.SHM.ATTACH") {
-        reply = "+OK\r\n";
-      } else if (args[0] == "SS.SHM.RELEASE") {
-        reply = ":0\r\n";
-      } else if (args[0] == "SS.SHM.LOAN") {
-        fd = ::memfd_create("first-form-loan", MFD_CLOEXEC);
-        if (::ftruncate(fd, std::stoll(args[1])) != 0) return;
-        reply = ":" + std::to_string(next_id++) + "\r\n";
-      } else if (args[0] == "SS.SHM.COMMIT") {
-        std::lock_guard lock(mutex_);
-        commits_.push_back(args);
-        reply = args.back() == "LEND" ? "-ERR invalid or negative value found in tensor shape\r\n"
-                                      : "+OK\r\n";
-      }
-      iovec part{reply.data(), reply.size()};
-      msghdr message{};
-      message.msg_iov = &part;
-      message.msg_iovlen = 1;
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      if (fd >= 0) {
-        message.msg_control = control;
-        message.msg_controllen = sizeof control;
-        cmsghdr* header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = SOL_SOCKET;
-        header->cmsg_type = SCM_RIGHTS;
-        header->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
-      }
-      const bool sent = ::sendmsg(client_, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(reply.size());
-      if (fd >= 0) ::close(fd);
-      if (!sent) return;
+  ScriptedServer::Reply answer(const std::vector<std::string>& args) {
+    if (args[0] == "SS.SHM.ATTACH") return {"+OK\r\n"};
+    if (args[0] == "SS.SHM.RELEASE") return {":0\r\n"};
+    if (args[0] == "SS.SHM.LOAN") {
+      const int fd = ::memfd_create("first-form-loan", MFD_CLOEXEC);
+      if (fd < 0 || ::ftruncate(fd, std::stoll(args[1])) != 0) return {"-ERR no memfd\r\n"};
+      return {":" + std::to_string(next_id_++) + "\r\n", fd};
     }
-  }
-  // One request (an array of bulk strings, as the client sends them) from `in` and the socket.
-  bool read_request(std::string& in, std::vector<std::string>& args) {
-    std::size_t at = 0;
-    auto line = [&](std::string& out) {
-      for (;;) {
-        auto end = in.find("\r\n", at);
-        if (end != std::string::npos) {
-          out = in.substr(at, end - at);
-          at = end + 2;
-          return true;
-        }
-        if (!fill(in)) return false;
-      }
-    };
-    std::string header;
-    if (!line(header) || header.empty() || header[0] != '*') return false;
-    for (long long n = std::stoll(header.substr(1)); n > 0; --n) {
-      std::string length;
-      if (!line(length) || length.empty() || length[0] != '$') return false;
-      const std::size_t size = std::stoull(length.substr(1));
-      while (in.size() < at + size + 2) {
-        if (!fill(in)) return false;
-      }
-      args.push_back(in.substr(at, size));
-      at += size + 2;
+    if (args[0] == "SS.SHM.COMMIT") {
+      std::lock_guard lock(mutex_);
+      commits_.push_back(args);
+      return {args.back() == "LEND" ? "-ERR invalid or negative value found in tensor shape\r\n"
+                                    : "+OK\r\n"};
     }
-    in.erase(0, at);
-    return !args.empty();
-  }
-  bool fill(std::string& in) {
-    char chunk[4096];
-    const ssize_t got = ::recv(client_, chunk, sizeof chunk, 0);
-    if (got <= 0) return false;
-    in.append(chunk, static_cast<std::size_t>(got));
-    return true;
+    return {"-ERR unknown command\r\n"};
   }
 
-  std::string dir_, path_;
-  int listener_ = -1;
-  std::atomic<int> client_{-1};  // written by the serving thread, shut down by the destructor
-  std::thread thread_;
   std::mutex mutex_;
   std::vector<std::vector<std::string>> commits_;
+  std::int64_t next_id_ = 1;  // on the serving thread
+  ScriptedServer server_{[this](const std::vector<std::string>& args) { return answer(args); }};
 };
 
 // A client newer than its server asks for loans ahead only where SS.SHM.FEATURES offers them:

@@ -10,9 +10,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "client_fixture.hpp"
+#include "support/scripted_server.hpp"
 #include "slipstream/stream.hpp"
 
 // mmap is interposed for this test executable so that a test can count the calls one thread
@@ -280,6 +282,153 @@ TEST(StreamClient, SharedMemorySegmentsAreReusedAndReadOnlyForReaders) {
   EXPECT_GT(most_segment_bytes.load(), 0);
   EXPECT_TRUE(info_shows_segments.load());  // INFO streams: stream_segment_bytes
   EXPECT_LE(most_segment_bytes.load(), static_cast<std::int64_t>(3 * kCount * sizeof(double)));
+}
+
+// A stream's connections on the shared-memory path share one I/O thread (the first one's to bind
+// a rank), so that the END completing a step answers the readers' parked NEXTs, and a RELEASE the
+// writers' BEGINs, without a hand-off between the server's threads; every step still arrives
+// whole after the move. CLIENT LIST's io-thread shows where each connection runs: without the
+// move, the server's round robin put these four connections, opened one after the other, on
+// both of its threads. A connection over TCP (its chunk bytes go through the socket) stays
+// where it was accepted.
+TEST(StreamClient, AStreamsSharedMemoryConnectionsShareOneIoThread) {
+  ServerProcess server({"--threads", "2"});
+  ClientOptions options;
+  options.address = server.unix_address();
+  const std::string name = unique("stream");
+  constexpr std::uint32_t kRanks = 2;
+  constexpr std::uint64_t kCount = 8192;  // doubles per writer per step
+  constexpr int kManySteps = 12;
+  StreamWriterOptions writer_options;
+  writer_options.shared_memory_min_bytes = 1;
+  writer_options.expected_groups = 1;
+  StreamReaderOptions reader_options;
+  reader_options.strategy = "blocksofsourceranks";
+  std::vector<StreamWriter> writers;
+  std::vector<StreamReader> readers;
+  for (std::uint32_t w = 0; w < kRanks; ++w) writers.emplace_back(options, name, w, kRanks, writer_options);
+  for (std::uint32_t r = 0; r < kRanks; ++r) {
+    readers.emplace_back(options, name, "g", r, kRanks, reader_options);
+  }
+  ClientOptions tcp = options_for(server);
+  StreamReader tcp_reader(tcp, name, "tcp", 0, 1);  // a second group, over TCP
+  std::atomic<int> wrong{0}, elements{0}, shared{0};
+  std::vector<std::thread> threads;
+  for (std::uint32_t w = 0; w < kRanks; ++w) {
+    threads.emplace_back([&, w] {
+      std::vector<double> values(kCount);
+      const std::vector<std::uint64_t> global{kRanks * kCount}, offset{w * kCount}, extent{kCount};
+      for (int step = 0; step < kManySteps; ++step) {
+        writers[w].begin_step(step);
+        std::fill(values.begin(), values.end(), step * 10.0 + w);
+        writers[w].put_chunk<double>("meshes/rho", global, offset, extent, values);
+        writers[w].end_step();
+      }
+    });
+  }
+  auto read = [&](StreamReader& reader, bool counted) {
+    for (int step = 0; step < kManySteps; ++step) {
+      StreamNext next = reader.next_step();
+      if (next.kind != StreamNext::Kind::kStep || next.step->number() != step) {
+        ++wrong;
+        return;
+      }
+      for (const StreamPiece& piece : next.step->load("meshes/rho")) {
+        if (counted) shared += piece.shared ? 1 : 0;
+        for (double v : piece.as<double>()) {
+          if (v != step * 10.0 + piece.piece.source_rank) ++wrong;
+          if (counted) ++elements;
+        }
+      }
+      next.step->release();
+    }
+  };
+  for (StreamReader& reader : readers) threads.emplace_back([&] { read(reader, true); });
+  threads.emplace_back([&] { read(tcp_reader, false); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(elements.load(), static_cast<int>(kManySteps * kRanks * kCount));
+  EXPECT_EQ(shared.load(), kManySteps * static_cast<int>(kRanks));
+
+  Client info(options);
+  std::vector<std::string> local_threads;
+  std::size_t tcp_connections = 0;
+  std::istringstream lines(info.command({"CLIENT", "LIST"}).string);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("cmd=ss.stream.") == std::string::npos) continue;
+    const auto at = line.find(" io-thread=");
+    ASSERT_NE(at, std::string::npos) << line;
+    if (line.find(" flags=U ") == std::string::npos) {
+      ++tcp_connections;
+      continue;
+    }
+    local_threads.push_back(line.substr(at + 11, line.find(' ', at + 11) - at - 11));
+  }
+  EXPECT_EQ(tcp_connections, 1u);
+  ASSERT_EQ(local_threads.size(), 2u * kRanks);
+  for (const std::string& thread : local_threads) EXPECT_EQ(thread, local_threads[0]);
+  for (StreamWriter& writer : writers) writer.close();
+  for (StreamReader& reader : readers) EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+  EXPECT_EQ(tcp_reader.next_step().kind, StreamNext::Kind::kEnd);
+}
+
+// The stream requests a reader sends for 3 steps and the end against a scripted server that
+// knows NEXT ... RELEASE or not (as one of the earlier form, which refuses the option as a
+// syntax error before acting on the request): "NEXT", "NEXT+RELEASE <step>", "RELEASE <step>".
+std::vector<std::string> reader_requests(bool server_knows_release) {
+  std::mutex mutex;
+  std::vector<std::string> requests;
+  int steps_given = 0;
+  ScriptedServer server([&](const std::vector<std::string>& args) -> ScriptedServer::Reply {
+    std::string seen = args[0];
+    for (std::size_t i = 4; i + 1 < args.size(); ++i) {
+      if (args[i] == "RELEASE") seen += "+RELEASE " + args[i + 1];
+    }
+    if (args[0] == "SS.STREAM.RELEASE") seen += " " + args[4];
+    if (seen.starts_with("SS.STREAM.")) {
+      std::lock_guard lock(mutex);
+      requests.push_back(seen.substr(10));
+    }
+    if (args[0] == "SS.STREAM.JOIN" || args[0] == "SS.STREAM.RELEASE") return {"+OK\r\n"};
+    if (args[0] != "SS.STREAM.NEXT") return {"-ERR unknown command\r\n"};
+    if (!server_knows_release && seen.find("+RELEASE") != std::string::npos) {
+      return {"-ERR syntax error: expected TIMEOUT ms, MAP, MAP CACHED or DROPPED ids after the "
+              "arguments, got 'RELEASE'\r\n"};
+    }
+    if (steps_given == 3) return {"*1\r\n$3\r\nend\r\n"};
+    const std::string n = std::to_string(steps_given++);
+    return {"*7\r\n$4\r\nstep\r\n:" + n +
+            "\r\n*1\r\n*2\r\n:0\r\n$2\r\nh0\r\n*1\r\n*2\r\n:0\r\n$2\r\nh0\r\n"
+            "$10\r\nroundrobin\r\n*0\r\n*0\r\n"};
+  });
+  ClientOptions options;
+  options.address = server.address();
+  {
+    StreamReader reader(options, "s", "g", 0, 1);
+    for (int step = 0; step < 3; ++step) {
+      StreamNext next = reader.next_step();
+      EXPECT_EQ(next.kind, StreamNext::Kind::kStep);
+      if (next.step) EXPECT_EQ(next.step->number(), step);
+    }
+    EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+  }
+  std::lock_guard lock(mutex);
+  std::erase(requests, "LEAVE");
+  return requests;
+}
+
+// A reader releases the step it holds with its request for the next (NEXT ... RELEASE step): one
+// reply per step, where a RELEASE ahead of the NEXT got its +OK at once and woke the reader a
+// second time while its NEXT waited. A server that does not know the option refuses it; the reader
+// then asks again with RELEASE pipelined ahead of NEXT, and asks that way from then on. Either way
+// every step is released once, before the next is asked for.
+TEST(StreamClient, AReaderReleasesWithItsNextRequestWhereTheServerKnowsHow) {
+  EXPECT_EQ(reader_requests(true),
+            (std::vector<std::string>{"JOIN", "NEXT", "NEXT+RELEASE 0", "NEXT+RELEASE 1",
+                                      "NEXT+RELEASE 2"}));
+  EXPECT_EQ(reader_requests(false),
+            (std::vector<std::string>{"JOIN", "NEXT", "NEXT+RELEASE 0", "RELEASE 0", "NEXT",
+                                      "RELEASE 1", "NEXT", "RELEASE 2", "NEXT"}));
 }
 
 // A writer running ahead of its reader with a queue limit of 8 lends its segments again every 8

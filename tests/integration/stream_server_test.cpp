@@ -292,6 +292,15 @@ class StreamTest : public ::testing::Test {
     put_share(w, stream, 0, 1, step);
     ok(w, {"SS.STREAM.END", stream, "0", std::to_string(step)});
   }
+  // A 1-writer stream with a queue of 1 and a block group "g" of 1: step 0 written and handed to
+  // the reader, which holds the one slot.
+  static void hand_the_one_slot_to_the_reader(RawClient& writer, RawClient& reader,
+                                              const std::string& stream) {
+    ok(writer, {"SS.STREAM.WRITE", stream, "0", "1", "node0", "QUEUE", "1"});
+    ok(reader, {"SS.STREAM.JOIN", stream, "g", "0", "1", "node0", "POLICY", "block"});
+    write_step(writer, stream, 0);
+    ASSERT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", stream, "g", "0"})).number, 0);
+  }
   static ServerProcess* server_;
 };
 ServerProcess* StreamTest::server_ = nullptr;
@@ -372,10 +381,7 @@ TEST_F(StreamTest, FourWritersTwoGroupsReadEveryByteOnce) {
 TEST_F(StreamTest, BlockHoldsBeginUntilRelease) {
   const std::string s = stream_name();
   RawClient writer = client(), reader = client();
-  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "QUEUE", "1"});
-  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0", "POLICY", "block"});
-  write_step(writer, s, 0);
-  ASSERT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 0);
+  hand_the_one_slot_to_the_reader(writer, reader, s);
   // The one slot is held by the reader: BEGIN waits.
   EXPECT_EQ(writer.call({"SS.STREAM.BEGIN", s, "0", "1", "TIMEOUT", "50"}).str(), "(nil)");
   writer.send({"SS.STREAM.BEGIN", s, "0", "1"});
@@ -384,6 +390,32 @@ TEST_F(StreamTest, BlockHoldsBeginUntilRelease) {
   put_share(writer, s, 0, 1, 1);
   ok(writer, {"SS.STREAM.END", s, "0", "1"});
   EXPECT_EQ(parse_step(reader.call({"SS.STREAM.NEXT", s, "g", "0"})).number, 1);
+}
+
+// NEXT ... RELEASE step releases the step the reader holds and takes the next in one request
+// (one reply): the release lets the writer's parked BEGIN go on, and the next step comes in the
+// same reply once it is complete. A RELEASE that is refused is the reply, and no step is taken.
+TEST_F(StreamTest, NextReleasesTheHeldStepInTheSameRequest) {
+  const std::string s = stream_name();
+  RawClient writer = client(), reader = client();
+  hand_the_one_slot_to_the_reader(writer, reader, s);
+  writer.send({"SS.STREAM.BEGIN", s, "0", "1"});  // waits: the reader holds the one slot
+  // A step the reader does not hold: refused, and step 0 stays held (BEGIN still waits).
+  RespReply refused = reader.call({"SS.STREAM.NEXT", s, "g", "0", "RELEASE", "7", "TIMEOUT", "50"});
+  EXPECT_EQ(refused.kind, RespReply::Kind::kError) << refused.str();
+  EXPECT_EQ(info_field(reader, s, "steps_held"), 1);
+  reader.send({"SS.STREAM.NEXT", s, "g", "0", "RELEASE", "0", "TIMEOUT", "5000"});
+  EXPECT_TRUE(writer.read_reply().is_ok());  // the release let BEGIN go on
+  put_share(writer, s, 0, 1, 1);
+  ok(writer, {"SS.STREAM.END", s, "0", "1"});
+  EXPECT_EQ(parse_step(reader.read_reply()).number, 1);  // the only reply to the NEXT
+  EXPECT_EQ(group_field(reader, s, "g", "delivered"), 2);
+  EXPECT_EQ(info_field(reader, s, "steps_held"), 1);
+  // Only once, and only with a step.
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0", "RELEASE", "1", "RELEASE", "1"}).kind,
+            RespReply::Kind::kError);
+  EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0", "RELEASE"}).kind,
+            RespReply::Kind::kError);
 }
 
 TEST_F(StreamTest, DiscardSkipsAndCounts) {

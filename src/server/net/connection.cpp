@@ -65,6 +65,8 @@ Connection::Connection(Server& server, Socket socket, std::string peer, std::str
       last_active_ms_(now_ms()) {
   authenticated = server_.password().empty();
   apply_request_limits();
+  io_thread_.store(server_.io_thread_index(asio::query(socket_.get_executor(),
+                                                        asio::execution::context)));
 }
 
 // A connection ends through close(), except at server shutdown, when the I/O contexts are
@@ -120,7 +122,8 @@ std::string Connection::describe() const {
          " qbuf-free=0 argv-mem=" + std::to_string(request) +
          " multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" + std::to_string(output) +
          " tot-mem=" + std::to_string(input + request + output) + " events=r cmd=" + cmd +
-         " user=default redir=-1 resp=" + std::to_string(protocol());
+         " user=default redir=-1 resp=" + std::to_string(protocol()) +
+         " io-thread=" + std::to_string(io_thread());
 }
 
 void Connection::read_more() {
@@ -176,6 +179,7 @@ void Connection::process() {
   try {
     run_requests();
     flush();
+    if (move_to_ && move_when_idle()) return;
     read_more();
   } catch (const std::bad_alloc&) {
     // Out of memory outside a command (a command's own failure is its -OOM reply): this client
@@ -376,6 +380,37 @@ void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
     }
     process();
   });
+}
+
+void Connection::move_to_io_thread(unsigned index) {
+  if (index == io_thread() || index >= server_.io_threads()) {
+    move_to_.reset();
+    return;
+  }
+  move_to_ = index;
+}
+
+bool Connection::move_when_idle() {
+  // Nothing of this connection may be queued on its thread's reactor: no read or write pending,
+  // no wait parked (whose resume() another thread may post), no timer armed.
+  if (reading_ || writing_ || parked_ || closed_ || close_after_write_ || soft_limit_since_) {
+    return false;
+  }
+  const unsigned index = *std::exchange(move_to_, std::nullopt);
+  timer_.reset();  // a finished wait's, cancelled: its handler does nothing
+  soft_limit_timer_.reset();
+  asio::io_context& target = server_.io_thread_context(index);
+  asio::error_code ec;
+  socket_.move_to(target, ec);
+  if (ec) {
+    spdlog::warn("client id={} addr={} closed: cannot move it to I/O thread {}: {}", id(), peer_,
+                 index, ec.message());
+    close();
+    return true;
+  }
+  io_thread_.store(index, std::memory_order_relaxed);
+  asio::post(target, [this, self = shared_from_this()] { process(); });
+  return true;
 }
 
 void Connection::arm_timer(std::chrono::milliseconds delay, std::function<void()> on_expiry) {

@@ -55,10 +55,15 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   void on_close_while_parked(std::function<void()> cancel) override;
   std::weak_ptr<Session> weak_session() override { return weak_from_this(); }
   bool is_local() const override { return is_unix_; }
+  unsigned io_thread() const override { return io_thread_.load(std::memory_order_relaxed); }
+  void move_to_io_thread(unsigned index) override;
 
  private:
   void read_more();
   void process();
+  // Moves to the I/O thread move_to_io_thread() asked for, once nothing is in flight; true when
+  // it moved (or closed): the rest of process() then runs there.
+  bool move_when_idle();
   void run_requests();
   void execute(std::vector<Buffer>& args);
   void flush();
@@ -111,6 +116,8 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   // it, and then no pending operation holds the connection.
   std::shared_ptr<Connection> parked_self_;
   bool limits_authenticated_ = false;  // which limits the parser has
+  std::atomic<unsigned> io_thread_{0};  // read by describe() on other threads
+  std::optional<unsigned> move_to_;     // the I/O thread to move to when idle
   // Since when the replies have been at or over the soft output limit, and the timer that drops
   // the client if they still are when the allowed seconds are up.
   std::optional<std::chrono::steady_clock::time_point> soft_limit_since_;

@@ -1,6 +1,8 @@
 // ReadSocket's set-up and its I/O thread's watch list (read_socket.hpp).
 #include "server/net/read_socket.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace slipstream::server {
@@ -20,6 +22,28 @@ ReadSocket::ReadSocket(Base&& socket) : Base(std::move(socket)) {
                 ? Mode::kTcpInq
                 : Mode::kNeverDrained;
   }
+#endif
+}
+
+void ReadSocket::move_to(asio::io_context& target, asio::error_code& ec) {
+#ifdef SLIPSTREAM_READ_SOCKET_REACTOR_OP
+  if (watch_ != nullptr) watch_->forget(*this);
+  watch_ = nullptr;
+#endif
+  const protocol_type protocol = local_endpoint(ec).protocol();
+  if (ec) return;
+  const native_handle_type fd = release(ec);  // deregistered from the old reactor
+  if (ec) return;
+  Base moved(target);
+  moved.assign(protocol, fd, ec);  // registered with the new one
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  Base::operator=(std::move(moved));
+  non_blocking(true, ec);
+#ifdef SLIPSTREAM_READ_SOCKET_REACTOR_OP
+  reactor_ = &asio::use_service<asio::detail::reactor>(target);
 #endif
 }
 

@@ -60,6 +60,11 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
   ReadSocket(const ReadSocket&) = delete;
   ReadSocket& operator=(const ReadSocket&) = delete;
 
+  /// Moves the socket to `target`'s reactor: its handlers run on that I/O thread from now on.
+  /// Only between reads (no read pending) and with no other operation in progress; call on the
+  /// socket's current I/O thread. On failure `ec` is set and the socket is closed.
+  void move_to(asio::io_context& target, asio::error_code& ec);
+
   /// Reads what the socket holds, up to buffer.size() bytes, then calls handler(ec, n) on the
   /// socket's executor, like async_read_some. `replied`: the caller has sent or queued a reply
   /// since the last read completed (see above). The socket must outlive the read's completion.

@@ -49,6 +49,13 @@ class Session {
   /// Called if the connection closes while parked, so the wait can be withdrawn.
   virtual void on_close_while_parked(std::function<void()> cancel) = 0;
   virtual std::weak_ptr<Session> weak_session() = 0;
+
+  // ---- I/O threads.
+  /// The index of the I/O thread this connection runs on (Server::io_threads() of them).
+  virtual unsigned io_thread() const = 0;
+  /// Moves the connection to I/O thread `index` once the requests now running have replied and
+  /// nothing is in flight; its later requests run there. Call from the connection's thread.
+  virtual void move_to_io_thread(unsigned index) = 0;
   /// Closes the connection at server shutdown, once no I/O thread runs.
   virtual void stop_at_shutdown() = 0;
 

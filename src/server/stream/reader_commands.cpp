@@ -1,6 +1,7 @@
 // SS.STREAM.JOIN, NEXT, GET, RELEASE, LEAVE and INFO: the reader side of streams. A reader
 // (group, rank) is bound to the connection that joined it.
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "server/commands/command_util.hpp"
@@ -230,23 +231,26 @@ Outcome join(CommandContext& c) {
     const JoinOptions options = parse_join_options(c, size);
     c.server.streams().with_current(c.arg(1), [&](Stream& s) {
       s.join(group, rank, options, hostname, c.session.id());
-      hook_close(c, s);
+      bind_session(c, s);
     });
     c.reply.simple("OK");
     return Outcome::kDone;
   });
 }
 
-// SS.STREAM.NEXT stream group rank [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id...]]
+// SS.STREAM.NEXT stream group rank [RELEASE step] [TIMEOUT ms] [MAP [CACHED] [DROPPED id...]]
 Outcome next(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::string group = parse_group(c.arg(2));
     const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
     std::int64_t timeout = 0;
+    std::optional<std::int64_t> releasing;
     MapMode mode;
     std::vector<std::uint64_t> dropped;
     for (std::size_t i = 4; i < c.argc(); ++i) {
-      if (equals_nocase(c.arg(i), "TIMEOUT") && i + 1 < c.argc()) {
+      if (equals_nocase(c.arg(i), "RELEASE") && i + 1 < c.argc() && !releasing) {
+        releasing = parse_step(c.arg(++i));
+      } else if (equals_nocase(c.arg(i), "TIMEOUT") && i + 1 < c.argc()) {
         timeout = parse_milliseconds(c.arg(++i), "TIMEOUT");
       } else if (equals_nocase(c.arg(i), "MAP")) {
         if (!c.session.shm) {
@@ -259,8 +263,8 @@ Outcome next(CommandContext& c) {
         // The segments whose mappings the reader let go: the rest of the arguments.
         while (++i < c.argc()) dropped.push_back(parse_id(c.arg(i), "segment id"));
       } else {
-        throw StreamError("syntax error: expected TIMEOUT ms, MAP, MAP CACHED or DROPPED ids "
-                          "after the arguments, got '" + std::string(c.arg(i)) + "'");
+        throw StreamError("syntax error: expected RELEASE step, TIMEOUT ms, MAP, MAP CACHED or "
+                          "DROPPED ids after the arguments, got '" + std::string(c.arg(i)) + "'");
       }
     }
     for (std::uint64_t segment : dropped) mode.cached->forget_passed(segment);
@@ -268,6 +272,9 @@ Outcome next(CommandContext& c) {
     std::optional<StepDelivery> delivery;
     Outcome outcome = Outcome::kDone;
     c.server.streams().with_existing(c.arg(1), reader_here(group, rank, session), [&](Stream& s) {
+      // The step the reader is done with, in the same request: one reply instead of RELEASE's
+      // +OK, which would wake the reader once more while its NEXT waits.
+      if (releasing) s.release(group, rank, *releasing, session);
       delivery = s.next(group, rank, session);
       if (delivery) return;
       outcome = park(
@@ -397,9 +404,11 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
      "Joins reader rank of a group of size readers on hostname to the stream (created if need "
      "be): +OK. The reader is bound to this connection."},
     {"SS.STREAM.NEXT", -4, kWrite | kBlocking, 1, 1, 1, next, "stream",
-     "stream group rank [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id ...]]",
+     "stream group rank [RELEASE step] [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id ...]]",
      "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
      "components], [skipped, n, reason], [end], or nil after ms milliseconds (0 = no limit). "
+     "RELEASE: first releases the step the reader holds, as SS.STREAM.RELEASE does (its error "
+     "is the reply, and then no step is taken). "
      "MAP (shared memory attached): a step also lists [chunk-id, segment, bytes] of its chunks "
      "in writer segments, their memfds passed alongside (64 at most: with more, none), and then "
      "the stream's queue limit (how many steps a segment may go unused before its writer gets it "

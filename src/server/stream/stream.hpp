@@ -210,6 +210,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// True the first time for `session`: its connection then needs a close hook that calls
   /// session_closed().
   bool needs_close_hook(std::uint64_t session) { return hooked_sessions_.insert(session).second; }
+  /// The I/O thread this stream's shared-memory connections share: the first one's to bind a
+  /// rank (`candidate`), kept from then on.
+  unsigned home_io_thread(unsigned candidate) {
+    if (!home_io_thread_) home_io_thread_ = candidate;
+    return *home_io_thread_;
+  }
   /// The connection closed: its writers fail (their open steps are aborted), its readers leave.
   void session_closed(std::uint64_t session);
   void park(std::shared_ptr<ParkedRequest> request) { parked_.push_back(std::move(request)); }
@@ -281,6 +287,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::map<ReaderKey, std::uint64_t> reader_sessions_;
   std::map<ReaderKey, std::int64_t> holding_;  // step each reader was handed and holds
   std::set<std::uint64_t> hooked_sessions_;
+  std::optional<unsigned> home_io_thread_;
   std::vector<Attribute> stream_attributes_;
   std::map<std::int64_t, StepData> step_data_;  // held steps
   std::size_t bytes_held_ = 0;

@@ -30,9 +30,10 @@ Outcome reply_errors(CommandContext& c, Body&& body) {
   return Outcome::kDone;
 }
 
-/// Makes the connection call Stream::session_closed when it closes (once per stream and
-/// connection). Call with the stream locked, after binding a rank.
-void hook_close(CommandContext& c, Stream& stream);
+/// After a rank was bound to the connection (stream locked): makes the connection call
+/// Stream::session_closed when it closes (once per stream and connection), and moves a local
+/// connection on the shared-memory path to the stream's I/O thread (see stream_commands.cpp).
+void bind_session(CommandContext& c, Stream& stream);
 
 /// A retry for ParkedRequest: nullopt while the request waits, else its reply.
 using Retry = std::function<std::optional<ReplyWriter>(Stream&)>;

@@ -30,7 +30,16 @@ std::string stream_error_text(const std::exception& error) {
   return std::string("ERR ") + error.what();
 }
 
-void hook_close(CommandContext& c, Stream& stream) {
+void bind_session(CommandContext& c, Stream& stream) {
+  // A stream's connections on the shared-memory path share one I/O thread: the END that
+  // completes a step then answers the readers' parked NEXTs on its own thread, and a RELEASE the
+  // writers' parked BEGINs, with no hand-off to another thread (an interrupt of its reactor and a
+  // wake-up per step, on the critical path between the last writer and the readers). Their
+  // requests are small (the bytes go through shared memory), so one thread serves them all;
+  // connections that send chunk bytes through the socket stay spread over the threads.
+  if (c.session.is_local() && c.session.shm) {
+    c.session.move_to_io_thread(stream.home_io_thread(c.session.io_thread()));
+  }
   const std::uint64_t session = c.session.id();
   if (!stream.needs_close_hook(session)) return;
   StreamRegistry& registry = c.server.streams();

@@ -86,7 +86,7 @@ Outcome write(CommandContext& c) {
     if (!chunks_on.empty()) chunk_node = find_chunk_node(c, chunks_on);
     c.server.streams().with_writer(c.arg(1), rank, [&](Stream& s) {
       s.attach_writer(rank, options, hostname, c.session.id());
-      hook_close(c, s);
+      bind_session(c, s);
       if (chunk_node) s.set_chunk_node(rank, *chunk_node, c.session.id());
     });
     c.reply.simple("OK");
