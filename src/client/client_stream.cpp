@@ -1162,10 +1162,10 @@ StreamNext StreamReader::next_step() {
         return answer;
       },
       wait_of(timeout));
-  if (reply.is_error() && release_in_next &&
-      reply.string.find("got 'RELEASE'") != std::string::npos) {
-    // A server older than the option refused the request before acting on any of it: ask again
-    // the way it knows, with the same step held and the same mappings to tell it of.
+  if (reply.is_error() && release_in_next && reply.string.starts_with("ERR syntax error")) {
+    // A server older than the option refused the request before acting on any of it (one that
+    // knows it finds no syntax error in what this sends): ask again the way it knows, with the
+    // same step held and the same mappings to tell it of.
     s.next_releases = false;
     s.held = releasing;
     s.dropped_segments.insert(s.dropped_segments.begin(), dropped.begin(), dropped.end());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -744,6 +745,55 @@ class StreamShmTest : public ::testing::Test {
   static ServerProcess* server_;
 };
 ServerProcess* StreamShmTest::server_ = nullptr;
+
+// The I/O thread of the connection named `name`, from CLIENT LIST ("" when none is listed).
+std::string io_thread_of(RawClient& c, const std::string& name) {
+  std::istringstream lines(c.call({"CLIENT", "LIST"}).text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" name=" + name + " ") == std::string::npos) continue;
+    const auto at = line.find(" io-thread=");
+    if (at == std::string::npos) return "";
+    return line.substr(at + 11, line.find_first_of(" \r", at + 11) - at - 11);
+  }
+  return "";
+}
+
+// A reader that sends JOIN and a NEXT that waits in one write cannot move to its stream's I/O
+// thread after the JOIN (its NEXT is parked then); it moves when its next request arrives, before
+// that request runs, and its steps still arrive. (It stayed on its first thread for good when
+// the move was tried only after requests ran: each NEXT parked first.)
+TEST_F(StreamShmTest, AMovePutOffBehindAParkedNextHappensWithTheNextRequest) {
+  const std::string s = "s:deferred-move";
+  RawClient writer = attached();
+  RawClient reader = attached();  // accepted onto the other thread: the server takes turns
+  ASSERT_TRUE(writer.call({"CLIENT", "SETNAME", "w"}).is_ok());
+  ASSERT_TRUE(reader.call({"CLIENT", "SETNAME", "r"}).is_ok());
+  ASSERT_NE(io_thread_of(writer, "w"), io_thread_of(writer, "r"));
+  ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0"}).is_ok());
+  reader.send_raw(RawClient::encode({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}) +
+                  RawClient::encode({"SS.STREAM.NEXT", s, "g", "0", "TIMEOUT", "5000"}));
+  ASSERT_TRUE(reader.read_reply().is_ok());
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE(writer.call({"SS.STREAM.BEGIN", s, "0", std::to_string(step)}).is_ok());
+    ASSERT_TRUE(writer.call({"SS.STREAM.PUT", s, "0", std::to_string(step), "meshes/rho", "INT8",
+                             "4", "0", "4", "abcd"})
+                    .is_ok());
+    ASSERT_TRUE(writer.call({"SS.STREAM.END", s, "0", std::to_string(step)}).is_ok());
+    RespReply got = reader.read_reply();  // the NEXT sent last
+    ASSERT_EQ(got.kind, RespReply::Kind::kArray) << got.str();
+    EXPECT_EQ(got.elements.at(1).integer, step);
+    reader.send({"SS.STREAM.NEXT", s, "g", "0", "RELEASE", std::to_string(step), "TIMEOUT",
+                 "5000"});
+    // Let the NEXT arrive and park before the step it waits for is written (it would move at
+    // once if the step were complete when it came).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(io_thread_of(writer, "r"), io_thread_of(writer, "w"));
+  ASSERT_TRUE(writer.call({"SS.STREAM.CLOSE", s, "0"}).is_ok());
+  RespReply end = reader.read_reply();
+  ASSERT_EQ(end.kind, RespReply::Kind::kArray) << end.str();
+  EXPECT_EQ(end.elements.at(0).text, "end");
+}
 
 // A writer gets a segment, maps it writable and fills it; once named in PUTSEG, nobody else can
 // write it: a reader handed its descriptor cannot map it writable, write it, resize it, or reopen

@@ -177,6 +177,8 @@ bool Connection::requests_paused() const noexcept {
 void Connection::process() {
   if (closed_) return;
   try {
+    // A move asked for earlier, when something was in flight (a read completes here with none).
+    if (move_to_ && move_when_idle()) return;
     run_requests();
     flush();
     if (move_to_ && move_when_idle()) return;
@@ -262,7 +264,9 @@ bool Connection::enforce_output_limit() {
         soft_limit_timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
       }
       soft_limit_timer_->expires_after(allowed + std::chrono::milliseconds(10));
+      soft_limit_waiting_ = true;
       soft_limit_timer_->async_wait([this, self = shared_from_this()](const asio::error_code& ec) {
+        soft_limit_waiting_ = false;
         if (!ec && !closed_) enforce_output_limit();
       });
       return true;
@@ -365,8 +369,13 @@ void Connection::close() {
 }
 
 void Connection::resume(std::function<void(ReplyBuffer&)> write_reply) {
-  auto self = shared_from_this();
-  asio::post(socket_.get_executor(), [this, self, write_reply = std::move(write_reply)] {
+  // Called from any thread: posted to the connection's thread as io_thread_ (atomic) names it,
+  // never through socket_, which a move replaces; a handler that finds the connection moved since
+  // follows it.
+  const unsigned thread = io_thread();
+  asio::post(server_.io_thread_context(thread), [this, self = shared_from_this(), thread,
+                                                 write_reply = std::move(write_reply)]() mutable {
+    if (thread != io_thread()) return resume(std::move(write_reply));
     if (closed_ || !parked_) return;
     parked_ = false;
     parked_self_.reset();  // this handler holds the connection too
@@ -392,8 +401,11 @@ void Connection::move_to_io_thread(unsigned index) {
 
 bool Connection::move_when_idle() {
   // Nothing of this connection may be queued on its thread's reactor: no read or write pending,
-  // no wait parked (whose resume() another thread may post), no timer armed.
-  if (reading_ || writing_ || parked_ || closed_ || close_after_write_ || soft_limit_since_) {
+  // no wait parked (whose resume() another thread may post), no handler of the soft limit's timer
+  // to come (one that expired runs even when cancelled). The park timer's handler holds nothing
+  // of the connection.
+  if (reading_ || writing_ || parked_ || closed_ || close_after_write_ || soft_limit_since_ ||
+      soft_limit_waiting_) {
     return false;
   }
   const unsigned index = *std::exchange(move_to_, std::nullopt);

@@ -122,6 +122,7 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   // the client if they still are when the allowed seconds are up.
   std::optional<std::chrono::steady_clock::time_point> soft_limit_since_;
   std::unique_ptr<asio::steady_timer> soft_limit_timer_;
+  bool soft_limit_waiting_ = false;  // its handler is still to run
   // Buffer sizes at the end of the last processing round, for describe() on other threads.
   std::atomic<std::size_t> shown_input_{0}, shown_request_{0}, shown_output_{0};
 
