@@ -62,7 +62,8 @@ class ReadSocket : public asio::generic::stream_protocol::socket {
 
   /// Moves the socket to `target`'s reactor: its handlers run on that I/O thread from now on.
   /// Only between reads (no read pending) and with no other operation in progress; call on the
-  /// socket's current I/O thread. On failure `ec` is set and the socket is closed.
+  /// socket's current I/O thread. On failure `ec` is set and the socket is unusable: the caller
+  /// closes its connection.
   void move_to(asio::io_context& target, asio::error_code& ec);
 
   /// Reads what the socket holds, up to buffer.size() bytes, then calls handler(ec, n) on the
