@@ -487,17 +487,24 @@ TEST_P(ModelTest, BadModelBytesAreRefusedWithTheBackendsMessage) {
 // and the connection stays usable.
 TEST_P(ModelTest, TimeoutWhileQueuedThrowsTimeoutError) {
   const std::string waiting = unique("waiting"), eke = unique("eke");
-  client().set_model(waiting, models().eke, "TORCH", "CPU", batching(1000, 1000, 1500ms));
+  client().set_model(waiting, models().eke, "TORCH", "CPU", batching(1000, 1000, 8000ms));
   client().set_model(eke, models().eke);
   std::vector<float> x = eke_inputs(1, 4);
   put_cells(unique("x"), x);
 
   Client other(address());
   std::thread holder([&] { other.run_model(waiting, {unique("x")}, {unique("held")}); });
-  std::this_thread::sleep_for(300ms);  // the waiting model's run now holds the executor
+  // The waiting model's run holds the executor once it is submitted (calls counts submissions):
+  // waited for, not slept for, since a loaded machine may take longer than any fixed pause.
+  for (int i = 0; i < 3000 && client().model_info(waiting).calls < 1; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(client().model_info(waiting).calls, 1) << "the holder's run never came";
   auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(client().run_model(eke, {unique("x")}, {unique("y")}, 100ms), TimeoutError);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
+  // At its own timeout, not once the batch gave up waiting (8 s after the holder's run came): the
+  // bound sits between the two, with room for a loaded machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4000ms);
   EXPECT_FALSE(client().tensor_exists(unique("y")));
   EXPECT_TRUE(client().model_exists(eke));  // same connection, still in step
   holder.join();

@@ -38,9 +38,10 @@ ClientOptions shm_options(const ServerProcess& server, std::size_t min_bytes = 0
   return options;
 }
 
-/// Polls until INFO `field` equals `value` (reclaiming after a disconnect is asynchronous).
+/// Polls until INFO `field` equals `value` (reclaiming after a disconnect is asynchronous), for
+/// up to 30 s: a loaded machine, or a sanitizer build, may take seconds.
 bool eventually_equals(Client& client, const std::string& field, std::int64_t value) {
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     if (info_field(client, field) == value) return true;
     std::this_thread::sleep_for(10ms);
   }

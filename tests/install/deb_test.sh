@@ -182,7 +182,8 @@ loaded=$(ldd "$root/usr/bin/slipstream" | awk '$1 == "libslipstream.so.0" {print
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$root/usr/bin/slipstream" server --port "$port" --dir "$work" > "$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 100); do
+# Up to 60 s: the server may take many seconds to listen on a loaded machine.
+for _ in $(seq 600); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; fail "the installed server exited"; }
   sleep 0.1

@@ -62,7 +62,8 @@ echo "== run against the installed server"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$prefix/bin/slipstream" server --port "$port" --dir "$work" > "$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 100); do
+# Up to 60 s: the server may take many seconds to listen on a loaded machine.
+for _ in $(seq 600); do
   "$prefix/bin/slipstream" --version > /dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.1
 done

@@ -25,7 +25,7 @@ SLIPSTREAM_ADDRESS=127.0.0.1:$port "$work/env/bin/python" -c '
 import sys, time
 import numpy as np, slipstream
 assert slipstream.__file__.startswith(sys.prefix), slipstream.__file__
-for attempt in range(100):
+for attempt in range(600):  # 60 s: the server may take many seconds to listen on a loaded machine
     try:
         client = slipstream.Client()
         break

@@ -86,10 +86,15 @@ std::string run_as(uid_t uid, const std::function<std::string()>& body) {
 }
 
 // What a client sees when it connects and, unless refused, sends PING: the first reply, and
-// whether the server then closed the connection.
-std::string first_contact(RawClient c) {
+// whether the server then closed the connection. A refused client is sent -DENIED at once, an
+// admitted one nothing, so the wait for a refusal is spent whole when none comes: where one is
+// expected the wait is long (kRefusalWaitMs), since a loaded machine may take seconds to send it
+// and a PING sent before it would be answered -DENIED instead; elsewhere it is short.
+constexpr int kRefusalWaitMs = 30000;
+
+std::string first_contact(RawClient c, int refusal_wait_ms = 300) {
   pollfd p{c.fd(), POLLIN, 0};
-  if (::poll(&p, 1, 300) > 0) {  // a refused client is sent -DENIED at once
+  if (::poll(&p, 1, refusal_wait_ms) > 0) {
     RespReply reply = c.read_reply();
     return reply.str().substr(0, 7) + (c.closed_by_server() ? " closed" : " open");
   }
@@ -127,8 +132,10 @@ class Spawned {
   Spawned(const Spawned&) = delete;
   Spawned& operator=(const Spawned&) = delete;
 
+  // The waits below default to 30 s, as ServerProcess waits for a start: a server starting (or
+  // failing to) on a loaded machine, with libtorch to map, can take many seconds.
   /// The exit status once the process ends within `timeout_ms`, else nullopt.
-  std::optional<int> wait_exit(int timeout_ms = 10000) {
+  std::optional<int> wait_exit(int timeout_ms = 30000) {
     for (int waited = 0; waited < timeout_ms; waited += 10) {
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -140,20 +147,26 @@ class Spawned {
     return std::nullopt;
   }
   /// Waits until the log contains `text`.
-  bool wait_log(const std::string& text, int timeout_ms = 10000) {
+  bool wait_log(const std::string& text, int timeout_ms = 30000) {
     for (int waited = 0; waited < timeout_ms; waited += 10) {
       if (log().find(text) != std::string::npos) return true;
       ::usleep(10000);
     }
     return false;
   }
-  /// Waits until the server accepts TCP connections on `port` (from root: always admitted).
-  bool wait_port(int port, int timeout_ms = 10000) {
+  /// Waits until the server accepts TCP connections on `port` (from root: always admitted);
+  /// false at once if it exits first (left unreaped, for wait_exit).
+  bool wait_port(int port, int timeout_ms = 30000) {
     for (int waited = 0; waited < timeout_ms; waited += 10) {
       try {
         RawClient::tcp(port);
         return true;
       } catch (const std::exception&) {
+      }
+      siginfo_t exited{};
+      if (::waitid(P_PID, static_cast<id_t>(pid_), &exited, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          exited.si_pid == pid_) {
+        return false;
       }
       ::usleep(10000);
     }
@@ -172,7 +185,7 @@ class Spawned {
 TEST(AccessTest, ProtectedModeRefusesAnotherUserOverTcp) {
   ServerProcess server;
   const int port = server.port();
-  EXPECT_EQ(run_as(kNobody, [port] { return first_contact(RawClient::tcp(port)); }),
+  EXPECT_EQ(run_as(kNobody, [port] { return first_contact(RawClient::tcp(port), kRefusalWaitMs); }),
             "-DENIED closed");
   // The server's own user (root here) is served, before and after the refusal.
   RawClient c = RawClient::tcp(port);
@@ -187,7 +200,8 @@ TEST(AccessTest, ProtectedModeRefusesAnotherUserOverTheUnixSocket) {
   // socket, and only the server's own check stands in the way.
   ASSERT_EQ(::chmod(fs::path(server.unix_socket()).parent_path().c_str(), 0755), 0);
   const std::string path = server.unix_socket();
-  EXPECT_EQ(run_as(kNobody, [path] { return first_contact(RawClient::unix_socket(path)); }),
+  EXPECT_EQ(run_as(kNobody,
+                   [path] { return first_contact(RawClient::unix_socket(path), kRefusalWaitMs); }),
             "-DENIED closed");
   RawClient c = RawClient::unix_socket(path);
   EXPECT_EQ(c.call({"PING"}).str(), "+PONG");
@@ -202,8 +216,9 @@ TEST(AccessTest, ProtectedModeServesTheServersOwnUserAndRefusesOthers) {
   ASSERT_TRUE(server.wait_port(port)) << server.log();
   EXPECT_EQ(run_as(kNobody, [port] { return first_contact(RawClient::tcp(port)); }), "+PONG")
       << server.log();
-  EXPECT_EQ(run_as(kOtherUser, [port] { return first_contact(RawClient::tcp(port)); }),
-            "-DENIED closed");
+  EXPECT_EQ(
+      run_as(kOtherUser, [port] { return first_contact(RawClient::tcp(port), kRefusalWaitMs); }),
+      "-DENIED closed");
   EXPECT_EQ(first_contact(RawClient::tcp(port)), "+PONG");  // root
   EXPECT_TRUE(server.wait_log("uid 65533")) << server.log();
   EXPECT_NE(server.log().find("127.0.0.1:"), std::string::npos) << server.log();
@@ -222,9 +237,10 @@ TEST(AccessTest, ProtectedModeChecksIpv6AndDualStackPeers) {
     GTEST_SKIP() << "no IPv6 here: " << server.log();
   }
   ASSERT_TRUE(up) << server.log();
-  EXPECT_EQ(run_as(kNobody, [port] { return first_contact(RawClient::tcp(port)); }),
+  EXPECT_EQ(run_as(kNobody, [port] { return first_contact(RawClient::tcp(port), kRefusalWaitMs); }),
             "-DENIED closed");
-  auto ipv6_contact = [port] {
+  // As first_contact over IPv6: a refusal is waited for long where one is expected.
+  auto ipv6_contact = [port](int refusal_wait_ms) {
     int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
     sockaddr_in6 address{};
     address.sin6_family = AF_INET6;
@@ -237,20 +253,22 @@ TEST(AccessTest, ProtectedModeChecksIpv6AndDualStackPeers) {
     const std::string ping = RawClient::encode({"PING"});
     pollfd p{fd, POLLIN, 0};
     std::string seen;
-    if (::poll(&p, 1, 300) == 0 && ::send(fd, ping.data(), ping.size(), 0) < 0) seen = "send";
+    if (::poll(&p, 1, refusal_wait_ms) == 0 && ::send(fd, ping.data(), ping.size(), 0) < 0) {
+      seen = "send";
+    }
     char reply[16] = {};
-    ::poll(&p, 1, 5000);
+    ::poll(&p, 1, 30000);
     seen += std::string(reply, std::max<ssize_t>(0, ::recv(fd, reply, 7, 0)));
     ::close(fd);
     return seen;
   };
-  const std::string root_seen = ipv6_contact();
+  const std::string root_seen = ipv6_contact(300);
   if (root_seen == "no ::1") {
     fs::remove_all(dir);
     GTEST_SKIP() << "no IPv6 loopback here";
   }
   EXPECT_EQ(root_seen, "+PONG\r\n");
-  EXPECT_EQ(run_as(kNobody, ipv6_contact), "-DENIED");
+  EXPECT_EQ(run_as(kNobody, [&] { return ipv6_contact(kRefusalWaitMs); }), "-DENIED");
   fs::remove_all(dir);
 }
 
@@ -283,7 +301,7 @@ TEST(AccessTest, ProtectedModeRefusesPeersOffLoopbackEvenRoot) {
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
   char reply[8] = {};
   pollfd p{fd, POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 5000), 1);
+  ASSERT_EQ(::poll(&p, 1, kRefusalWaitMs), 1);
   EXPECT_EQ(std::string(reply, std::max<ssize_t>(0, ::recv(fd, reply, 7, 0))), "-DENIED");
   ::close(fd);
 }
@@ -429,7 +447,7 @@ TEST(AccessTest, FailedSaveAtShutdownExitsNonZero) {
     EXPECT_EQ(c.call({"PING"}).str(), "+PONG");
     c.send({"SHUTDOWN", "FORCE"});
     int status = 0;
-    ASSERT_TRUE(server.wait_exit(std::chrono::seconds(10), &status));
+    ASSERT_TRUE(server.wait_exit(std::chrono::seconds(30), &status));  // a guard against a hang
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
   }
 }

@@ -88,9 +88,10 @@ TEST(MemoryLimitTest, OverMaxmemoryIsOomAndNothingHalfStored) {
 }
 
 // Connects once the server has let go of earlier connections (its readiness probes included):
-// a closed connection is counted until the server has read its end-of-file.
+// a closed connection is counted until the server has read its end-of-file, which a loaded
+// machine may take a while to get to (up to 30 s here).
 RawClient connect_admitted(int port) {
-  for (int attempt = 0; attempt < 100; ++attempt) {
+  for (int attempt = 0; attempt < 1500; ++attempt) {
     RawClient c = RawClient::tcp(port);
     try {
       if (c.call({"PING"}).str() == "+PONG") return c;

@@ -61,8 +61,9 @@ TEST_F(PersistenceTest, ShutdownSavesAndNosaveDoesNot) {
     RawClient c = RawClient::tcp(server.port());
     fill(c);
     c.send({"SHUTDOWN"});
-    EXPECT_TRUE(c.closed_by_server(5000));
-    EXPECT_TRUE(server.wait_exit(std::chrono::seconds(5)));
+    // Guards against a hang, not speed checks: shutting down takes seconds on a loaded machine.
+    EXPECT_TRUE(c.closed_by_server());
+    EXPECT_TRUE(server.wait_exit(std::chrono::seconds(30)));
   }
   {
     ServerProcess server({}, dir_);
@@ -70,7 +71,7 @@ TEST_F(PersistenceTest, ShutdownSavesAndNosaveDoesNot) {
     check(c);
     ASSERT_TRUE(c.call({"SET", "extra", "1"}).is_ok());
     c.send({"SHUTDOWN", "NOSAVE"});
-    EXPECT_TRUE(server.wait_exit(std::chrono::seconds(5)));
+    EXPECT_TRUE(server.wait_exit(std::chrono::seconds(30)));
   }
   ServerProcess server({}, dir_);
   RawClient c = RawClient::tcp(server.port());
@@ -98,7 +99,7 @@ TEST_F(PersistenceTest, CorruptSnapshotIsRefusedAtStartUp) {
     fill(c);
     ASSERT_TRUE(c.call({"SAVE"}).is_ok());
     c.send({"SHUTDOWN", "NOSAVE"});
-    ASSERT_TRUE(server.wait_exit(std::chrono::seconds(5)));
+    ASSERT_TRUE(server.wait_exit(std::chrono::seconds(30)));
   }
   std::string path = dir_ + "/dump.slip";
   {

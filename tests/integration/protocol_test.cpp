@@ -216,14 +216,15 @@ TEST_F(ProtocolTest, HalfClosedClientsAreClosedOnceAnswered) {
     ::shutdown(c.fd(), SHUT_WR);
     EXPECT_EQ(c.read_reply().str(), "+PONG") << (local ? "unix" : "tcp");
     EXPECT_EQ(c.read_reply().str(), ":0");
-    EXPECT_TRUE(c.closed_by_server(3000)) << (local ? "unix" : "tcp");
+    EXPECT_TRUE(c.closed_by_server()) << (local ? "unix" : "tcp");
   }
 }
 
-// Waits up to 2 s for the server to count `expected` clients; returns the last count.
+// Waits up to 30 s for the server to count `expected` clients (closes are handled on the
+// server's own time, which a loaded machine stretches); returns the last count.
 int wait_for_clients(RawClient& watcher, int expected) {
   int now = connected_clients(watcher);
-  for (int attempt = 0; attempt < 100 && now != expected; ++attempt) {
+  for (int attempt = 0; attempt < 1500 && now != expected; ++attempt) {
     usleep(20000);
     now = connected_clients(watcher);
   }

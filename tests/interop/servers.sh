@@ -35,9 +35,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Waits until the process `pid` answers PING on `port`; returns 1 if it exits first (port taken).
+# At least 60 s, as tests/support/with_server.sh waits: a server mapping libtorch on a loaded
+# machine can take many seconds to listen.
 wait_until_ready() {
   local pid=$1 port=$2
-  for _ in $(seq 1 500); do
+  for _ in $(seq 1 3000); do
     kill -0 "$pid" 2>/dev/null || return 1
     if [[ $("$REDIS_CLI" -p "$port" PING 2>/dev/null) == PONG ]]; then
       # Make sure the PONG came from our process, not from a stranger on the same port.

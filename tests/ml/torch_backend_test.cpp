@@ -240,10 +240,11 @@ TEST_F(TorchBackendTest, RefusesPicklesThatDeclareMoreBytesThanTheyHold) {
   // BINUNICODE of 0xF0000000 bytes, then STOP.
   const std::string huge("\x80\x02X\x00\x00\x00\xf0.", 8);
   std::string error;
-  const auto start = std::chrono::steady_clock::now();
+  // Refused by the check that reads the pickles before libtorch does (its message, below), not
+  // by libtorch after the allocation; how long it took is not a measure of that on a loaded
+  // machine.
   EXPECT_EQ(backend_->load_model(testing::with_record(good, "data.pkl", huge), Device{}, &error),
             nullptr);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_THAT(error, HasSubstr("invalid model archive: data.pkl: pickle declares 4026531840"));
   EXPECT_EQ(backend_->load_model(testing::with_record(good, "constants.pkl", "\x80\x02)"),
                                  Device{}, &error),

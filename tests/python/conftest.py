@@ -53,7 +53,9 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
         raise RuntimeError("could not start the slipstream server")
 
-    def _wait_until_listening(self, seconds=10.0):
+    # 60 s, as tests/support/with_server.sh waits: a sanitizer build that maps libtorch on a
+    # loaded machine can take many seconds to listen.
+    def _wait_until_listening(self, seconds=60.0):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

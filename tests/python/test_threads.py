@@ -27,22 +27,24 @@ def test_other_threads_run_while_one_blocks_in_poll_tensor(server, key):
 
     def wait():
         started = time.monotonic()
-        result["found"] = waiter.poll_tensor(key("late"), 100, 100)  # up to 10 s
+        result["found"] = waiter.poll_tensor(key("late"), 100, 600)  # up to 60 s
         result["seconds"] = time.monotonic() - started
 
     thread = threading.Thread(target=wait)
     thread.start()
     time.sleep(0.2)  # the waiter is now blocked in the server call
     assert thread.is_alive()
-    # If the waiter held the GIL this thread could not run until poll_tensor gave up (10 s), and
+    # If the waiter held the GIL this thread could not run until poll_tensor gave up (60 s), and
     # the key would never be put: poll_tensor would return False.
     assert count_python_work(0.3) > 1000
     with slipstream.Client(server.unix_address) as writer:
         writer.put_tensor(key("late"), np.ones(3))
-    thread.join(timeout=15)
+    thread.join(timeout=90)
     assert not thread.is_alive()
     assert result["found"] is True
-    assert result["seconds"] < 5
+    # Well before the poll's 60 s: it saw the key, it did not run out (a loaded machine may take
+    # seconds to get here, so the bound is the poll's budget, not the half second this takes).
+    assert result["seconds"] < 30
 
 
 def test_wait_for_keys_releases_the_gil(client, key):
@@ -64,8 +66,11 @@ def test_wait_for_keys_releases_the_gil(client, key):
         stop.set()
         thread.join()
     assert waited >= 0.45
+    # About 50 ticks on an idle machine; if the wait held the GIL, one or two at most (the ticker
+    # could only run just before or just after it). A loaded machine runs the ticker less often:
+    # a handful shows that it ran during the wait.
     ticks_during_wait = [t for t in progress if started < t < started + waited]
-    assert len(ticks_during_wait) >= 10
+    assert len(ticks_during_wait) >= 5
 
 
 def test_threads_share_one_client(client, key):

@@ -169,8 +169,11 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
     with open(tmp_path / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     assert int(rows[-1]["optimizer_steps"]) > 400
+    # The first row is written print_every_seconds after training starts: on a loaded machine the
+    # model may have learnt the sine by then (0.0001 at the first row seen in CI), so the final
+    # loss is held to an absolute bound, as the held-out loss is, not to a ratio to the first.
     losses = [float(r["train_loss"]) for r in rows if int(r["optimizer_steps"]) > 0]
-    assert losses[-1] < losses[0] / 5, losses
+    assert losses and losses[-1] < 0.01, losses
 
 
 def test_trainer_gives_up_waiting_for_a_stream_nobody_writes(server, key, tmp_path):
@@ -373,9 +376,10 @@ def test_validation_loss_publishes_on_improvement(server, client, key, tmp_path)
     assert rows, "no validation loss was reported"
     # The first measurement can come after the model has already learnt most of the sine (a slow
     # writer on a loaded machine leaves the trainer many passes over the first steps), so the
-    # check is on the best and final losses, not on a ratio to the first.
+    # check is on the best and final losses, not on a comparison with the first (once learnt, the
+    # final loss may be a hair above the first by noise).
     losses = [float(r["validation_loss"]) for r in rows]
-    assert losses[-1] <= losses[0] and losses[-1] < 0.01, losses
+    assert losses[-1] < 0.01, losses
     assert min(losses) < 0.01, losses
     # Published on improvements (models waiting while one is stored are replaced by newer ones),
     # then once more at the end.

@@ -161,8 +161,10 @@ class RawClient {
     return r;
   }
 
-  /// True when the server has closed the connection (reads EOF within timeout_ms).
-  bool closed_by_server(int timeout_ms = 2000) {
+  /// True when the server has closed the connection (reads EOF within timeout_ms). The default,
+  /// like kReplyTimeoutMs, guards against a connection never closed; a close seen later than a
+  /// fixed moment is not the failure (a loaded machine may take seconds to get to it).
+  bool closed_by_server(int timeout_ms = kReplyTimeoutMs) {
     if (!buf_.empty()) return false;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, timeout_ms) <= 0) return false;

@@ -170,8 +170,9 @@ TEST(Glob, PathologicalPatternsStayFast) {
   EXPECT_FALSE(glob_match("*" + std::string(100, '?') + "b", text));
   EXPECT_FALSE(glob_match("*[a]*[a]*[a]*[a]*[a]*[a]*c", text, /*nocase=*/true));
   auto elapsed = std::chrono::steady_clock::now() - start;
-  // Exponential backtracking would take hours; a linear-ish matcher takes milliseconds.
-  EXPECT_LT(elapsed, std::chrono::milliseconds(500));
+  // Exponential backtracking would take hours; a linear-ish matcher takes milliseconds. The bound
+  // sits far from both, so that a sanitized build on a loaded machine cannot reach it.
+  EXPECT_LT(elapsed, std::chrono::seconds(10));
 }
 
 }  // namespace
