@@ -26,6 +26,7 @@ const std::map<std::string, std::string>& info_labels() {
       {"steps_aborted", "steps aborted"},
       {"steps_dropped_unread", "steps dropped unread"},
       {"ended", "ended"},
+      {"kept_ms", "ended run kept for late readers (ms)"},
       {"position", "position"},
       {"delivered", "steps delivered"},
       {"discarded", "steps discarded"},
@@ -51,6 +52,7 @@ std::string value_text(const std::string& field, const Reply& value) {
   if (!value.is_integer()) return value.string;
   const std::int64_t n = value.integer;
   if (field == "ended") return n != 0 ? "yes" : "no";
+  if (field == "kept_ms" && n < 0) return "-";
   if ((field == "newest_complete" || field == "position") && n < 0) return "none";
   if (field == "bytes_held" && n >= 1024) {
     char text[48];

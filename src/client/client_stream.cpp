@@ -351,6 +351,14 @@ class StreamWriter::Impl {
     }
     reset();
   }
+  // The open step was aborted: it is over for this writer all the same, and the stride to the
+  // next reservation counts from it (or the writer would reserve a step too far, and its plain
+  // begin of the right one would withdraw the other writers' reservations of it).
+  void abandon_step(std::string reason) {
+    previous_step = open_step;
+    open_step.reset();
+    last_abort = std::move(reason);
+  }
   void reset() {
     pending = Request();
     pending_count = 0;
@@ -853,8 +861,7 @@ bool StreamWriter::end_step() {
     for (const Impl::Lent& l : impl_->member_lent) impl_->unusable.push_back(l.id);
     impl_->member_lent.clear();
     impl_->free_colocated(std::exchange(impl_->unusable, {}));
-    impl_->open_step.reset();
-    impl_->last_abort = *std::exchange(impl_->aborted, std::nullopt);
+    impl_->abandon_step(*std::exchange(impl_->aborted, std::nullopt));
     return false;
   }
   // The chunks, the attributes and END in one round trip: the server refuses the END when any of
@@ -877,8 +884,7 @@ bool StreamWriter::end_step() {
       if (!is_aborted(e.server_text())) throw;
       w.free_colocated(stored);  // the step is gone: nothing will name them
       w.lent.clear();
-      w.open_step.reset();
-      w.last_abort = e.server_text();
+      w.abandon_step(e.server_text());
       return false;
     } catch (...) {
       w.reset();
@@ -929,8 +935,7 @@ bool StreamWriter::end_step() {
     // stream frees the colocated chunks it was told of; the others go here (twice is harmless).
     w.free_colocated(stored);
     w.lent.clear();
-    w.open_step.reset();
-    w.last_abort = e.server_text();
+    w.abandon_step(e.server_text());
     return false;
   }
   w.lent = std::move(next_lent);
@@ -945,7 +950,14 @@ void StreamWriter::close() {
   impl_->reset();
   impl_->closed = true;
   Request request;
-  request.command({"SS.STREAM.CLOSE", impl_->stream, std::to_string(impl_->rank)});
+  if (impl_->open_step) {
+    // Closing inside a step: the server aborts it for every group, also when its begin was a
+    // reservation the server has not seen used (which a plain CLOSE withdraws).
+    request.command({"SS.STREAM.CLOSE", impl_->stream, std::to_string(impl_->rank), "OPEN",
+                     std::to_string(*impl_->open_step)});
+  } else {
+    request.command({"SS.STREAM.CLOSE", impl_->stream, std::to_string(impl_->rank)});
+  }
   impl_->client.call(impl_->stream, request, "SS.STREAM.CLOSE");
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -64,6 +65,10 @@ struct Status {
 /// backend cannot interrupt libtorch and ignores it.
 struct RunLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// Most bytes the outputs may hold together (what --maxmemory leaves free when the run
+  /// starts). The sandboxed backend refuses larger outputs from their sizes, before it receives
+  /// their bytes; the in-process backend cannot and leaves the check to the caller.
+  std::uint64_t max_output_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
 /// A loaded model. Thread-safe: run() may be called concurrently from several threads.

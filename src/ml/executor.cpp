@@ -237,6 +237,7 @@ RunLimits Executor::limits_from(Clock::time_point start, Clock::time_point calle
   RunLimits limits;
   limits.deadline = caller_deadline;
   if (run_limit_.count() > 0) limits.deadline = std::min(limits.deadline, start + run_limit_);
+  if (output_budget_) limits.max_output_bytes = output_budget_();
   return limits;
 }
 

@@ -94,6 +94,9 @@ class Executor {
   /// Cancels `execution` if it has not started running (it may be queued or waiting in a batch
   /// being gathered); returns true if it was cancelled. Thread-safe.
   bool cancel(Execution& execution);
+  /// What a run's outputs may take at most, asked when each run starts (the server: what
+  /// --maxmemory leaves free). Set before the first submit.
+  void set_output_budget(std::function<std::uint64_t()> budget) { output_budget_ = std::move(budget); }
   /// Runs `task` on a worker (model loading and other slow work kept off the I/O threads).
   void post(std::function<void()> task);
   unsigned threads() const noexcept { return static_cast<unsigned>(workers_.size()); }
@@ -124,6 +127,7 @@ class Executor {
   bool stopping_ = false;   // guarded by mutex_
   std::vector<std::thread> workers_;
   const std::chrono::milliseconds run_limit_;
+  std::function<std::uint64_t()> output_budget_;
   LatencyHistogram latency_;
 
   // Hands the outcome to the caller (counting errors, and a model run's latency).

@@ -9,6 +9,7 @@
 
 #include <asio.hpp>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <random>
 #include <thread>
@@ -185,6 +186,15 @@ Server::Server(ServerOptions options)
   executor_ = std::make_unique<ml::Executor>(
       options_.executor_threads, std::chrono::milliseconds(options_.run_timeout_ms));
   loader_ = std::make_unique<ml::Executor>(1);
+  // A run's outputs are refused from their sizes when they would not fit in --maxmemory, before
+  // the worker's bytes are received (the store checks again when it stores them).
+  executor_->set_output_budget([this]() -> std::uint64_t {
+    const std::size_t limit = keyspace_.max_memory();
+    if (limit == 0) return std::numeric_limits<std::uint64_t>::max();
+    const std::size_t used = keyspace_.used_memory();
+    return used >= limit ? 0 : limit - used;
+  });
+  streams_.set_keyspace(&keyspace_);
   if (!options_.cluster_nodes.empty()) {
     cluster_ = std::make_unique<const Cluster>(options_.cluster_nodes, options_.cluster_node_index,
                                                options_.port, options_.bind);

@@ -237,7 +237,10 @@ void StepQueue::close_writer(std::uint32_t rank) {
 
 void StepQueue::fail_writer(std::uint32_t rank, const std::string& reason) {
   check_writer(rank, "fail writer");
-  if (auto reserved = reservation(rank)) withdraw(rank, *reserved);
+  // A reserved step counts as begun: a writer's begin of the step it reserved sends nothing, so
+  // the server cannot tell whether it died before or inside that step, and a step completed
+  // without it would reach the readers with a hole where its chunks belong.
+  if (auto reserved = reservation(rank)) confirm(rank, *reserved);
   std::vector<std::int64_t> aborted;
   for (auto& [number, step] : steps_) {
     if (!step.complete && (step.begun.count(rank) || config_.end_on_writer_failure)) {
@@ -411,8 +414,13 @@ Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
     throw QueueError("next step: reader " + std::to_string(rank) + " of group '" + name +
                      "' still holds " + step_text(holding->second) + "; release it first");
   }
-  // A group starts once all its readers have joined, so that none misses the first steps.
-  if (!group.assembled) return Delivery{};
+  // A group starts once all its readers have joined, so that none misses the first steps; once
+  // the stream has ended with nothing left to read, there is nothing to wait for.
+  if (!group.assembled) {
+    Delivery none;
+    if (ended_ && steps_.empty()) none.kind = Delivery::Kind::kEnd;
+    return none;
+  }
   const std::int64_t after = group.last_handed[rank];
   // The next step for this reader: the oldest held step after the last one it was handed that the
   // group is entitled to and whose reader snapshot (if taken) includes it.

@@ -115,7 +115,8 @@ class StepQueue {
   /// costs no round trip: as begin(), but only when the step is held already or a slot is free
   /// without waiting or making room; false otherwise (nothing changed). A reservation is a begin
   /// the writer may withdraw() until it confirm()s it (its first chunk, attribute or end of the
-  /// step, or a plain begin of it); closing or failing withdraws it instead of aborting the step.
+  /// step, or a plain begin of it); closing withdraws it (the writer is done), failing
+  /// confirms it, so the step is aborted as any step the writer began and did not end.
   /// A begin of another step withdraws every writer's unconfirmed reservation of the reserved
   /// step (the writers agree on step numbers, so they all guessed wrong), so that no reservation
   /// holds a slot a begin waits for.

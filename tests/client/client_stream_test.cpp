@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -170,9 +171,9 @@ int four_writers_two_groups(const ClientOptions& options, StreamWriterOptions wr
   }
   threads.emplace_back(read_stream, options, name, "archive", 0, 1, "slicedataset",
                        std::ref(archive));
-  // Every reader must have joined before the first step is written (with expected groups, the
-  // writers would keep steps for them; here all readers start first and block the queue).
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Both groups are expected: the writers keep every step for a group that has not joined yet,
+  // however late its readers' threads start.
+  writer_options.expected_groups = 2;
   for (std::uint32_t w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] { write_stream(options, name, w, writer_options); });
   }
@@ -632,7 +633,7 @@ TEST(StreamClient, AReservedStepTimesOutOnlyOnceItIsUsed) {
   const std::string name = unique("stream");
   StreamWriterOptions writer_options;
   writer_options.expected_groups = 1;
-  writer_options.step_timeout = std::chrono::milliseconds(300);
+  writer_options.step_timeout = std::chrono::milliseconds(1500);
   StreamWriter writer(options_for(server), name, 0, 1, writer_options);
   StreamReader reader(options_for(server), name, "g", 0, 1);
   const std::vector<double> values(8, 1.0);
@@ -641,7 +642,7 @@ TEST(StreamClient, AReservedStepTimesOutOnlyOnceItIsUsed) {
     writer.begin_step(step);
     writer.put_chunk<double>("meshes/rho", global, offset, extent, values);
     EXPECT_TRUE(writer.end_step()) << writer.last_abort_reason();
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // "compute"
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // "compute"
   }
   writer.close();
   for (std::int64_t step = 0; step < 2; ++step) {
@@ -682,6 +683,155 @@ TEST(StreamClient, WriterThatClosesMidStepAbortsTheStepWithItsReason) {
   auto pieces = next.step->load("meshes/rho");
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_EQ(pieces[0].piece.source_rank, 0u);
+}
+
+// A writer's begin_step of the step its last END reserved sends nothing; closing inside that step
+// (here by its destructor, as when an exception unwinds the simulation) must abort the step, not
+// let it complete without the writer's chunks.
+TEST(StreamClient, WriterThatClosesInsideAReservedStepAbortsIt) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.queue_limit = 4;  // a slot is always free to reserve
+  StreamReader reader(options, name, "g", 0, 1);
+  StreamWriter survivor(options, name, 0, 2, writer_options);
+  std::optional<StreamWriter> leaving(std::in_place, options, name, 1, 2, writer_options);
+  const std::vector<std::uint64_t> global = {2}, first = {0}, second = {1}, extent = {1};
+  const std::vector<float> one = {1.0f};
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    StreamWriter& writer = rank == 0 ? survivor : *leaving;
+    writer.begin_step(0);
+    writer.put_chunk<float>("meshes/rho", global, rank == 0 ? first : second, extent, one);
+    ASSERT_TRUE(writer.end_step());  // reserves step 1
+  }
+  leaving->begin_step(1);
+  survivor.begin_step(1);
+  survivor.put_chunk<float>("meshes/rho", global, first, extent, one);
+  leaving.reset();  // closes inside step 1
+  EXPECT_FALSE(survivor.end_step());
+  EXPECT_NE(survivor.last_abort_reason().find("writer 1"), std::string::npos)
+      << survivor.last_abort_reason();
+  StreamNext next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+  EXPECT_EQ(next.step->number(), 0);
+  next.step->release();
+  next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kSkipped) << "step " << next.step->number();
+  EXPECT_EQ(next.skipped_step, 1);
+  EXPECT_NE(next.reason.find("writer 1"), std::string::npos) << next.reason;
+}
+
+// After an aborted step a writer's next reservation is the step after the one it begins next,
+// not one too far: a reservation too far made its plain begin of the right step withdraw the other
+// writers' reservations of the later step, and their chunks of it were refused ("has not begun").
+TEST(StreamClient, AfterAnAbortedStepWritersReserveTheRightNextStep) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.queue_limit = 8;  // a slot is always free to reserve
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = std::chrono::seconds(20);
+  reader_options.strategy = "roundrobin";  // whole chunks
+  StreamReader reader(options, name, "g", 0, 1, reader_options);
+  StreamWriter first(options, name, 0, 3, writer_options);
+  StreamWriter second(options, name, 1, 3, writer_options);
+  std::optional<StreamWriter> leaving(std::in_place, options, name, 2, 3, writer_options);
+  const std::vector<std::uint64_t> global = {3}, extent = {1};
+  auto write = [&](StreamWriter& writer, std::int64_t step) {
+    const std::vector<std::uint64_t> offset = {writer.rank()};
+    const std::vector<float> value = {static_cast<float>(step * 10 + writer.rank())};
+    writer.begin_step(step);
+    writer.put_chunk<float>("meshes/rho", global, offset, extent, value);
+    return writer.end_step();
+  };
+  for (StreamWriter* writer : {&first, &second, &*leaving}) ASSERT_TRUE(write(*writer, 0));
+  first.begin_step(1);
+  second.begin_step(1);
+  leaving->begin_step(1);
+  leaving.reset();  // closes inside step 1: aborted
+  EXPECT_FALSE(first.end_step());
+  EXPECT_FALSE(second.end_step());
+  // The first writer runs ahead by a step; the second's begin of step 3 must not take away the
+  // first's reservation of step 4.
+  EXPECT_TRUE(write(first, 2));
+  EXPECT_TRUE(write(first, 3));  // incomplete until the second ends it
+  EXPECT_TRUE(write(second, 2));
+  EXPECT_TRUE(write(second, 3));
+  EXPECT_TRUE(write(first, 4));
+  EXPECT_TRUE(write(second, 4));
+  for (std::int64_t expected : {0, 1, 2, 3, 4}) {
+    StreamNext next = reader.next_step();
+    if (expected == 1) {
+      ASSERT_EQ(next.kind, StreamNext::Kind::kSkipped);
+      EXPECT_EQ(next.skipped_step, 1);
+      continue;
+    }
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << "step " << expected;
+    EXPECT_EQ(next.step->number(), expected);
+    const std::size_t writers = expected == 0 ? 3 : 2;
+    const std::vector<StreamPiece> pieces = next.step->load("meshes/rho");
+    ASSERT_EQ(pieces.size(), writers) << "step " << expected;
+    for (const StreamPiece& piece : pieces) {
+      const std::int64_t rank = static_cast<std::int64_t>(piece.piece.offset.at(0));
+      EXPECT_EQ(piece.as<float>()[0], static_cast<float>(expected * 10 + rank));
+    }
+    next.step->release();
+  }
+}
+
+// Once a run has ended and every group has read it, a group that joins late is given the end
+// (for Stream::kEndedRunKept, shown by SS.STREAM.INFO as kept_ms), not an empty stream that never
+// ends; a new run's writers replace the ended run at once.
+TEST(StreamClient, AGroupJoiningAfterTheEndIsGivenTheEnd) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  const std::vector<std::uint64_t> global = {1}, offset = {0};
+  const std::vector<float> first_value = {1.0f}, second_value = {2.0f};
+  {
+    StreamReader first(options, name, "first", 0, 1);
+    StreamWriter writer(options, name, 0, 1);
+    writer.begin_step(0);
+    writer.put_chunk<float>("meshes/rho", global, offset, global, first_value);
+    ASSERT_TRUE(writer.end_step());
+    writer.close();
+    StreamNext next = first.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+    next.step->release();
+    ASSERT_EQ(first.next_step().kind, StreamNext::Kind::kEnd);
+  }  // the first group leaves: every step released, nobody bound
+  StreamReaderOptions late_options;
+  late_options.next_timeout = std::chrono::seconds(20);  // a guard: the end comes at once
+  {
+    StreamReader late(options, name, "late", 0, 1, late_options);
+    EXPECT_EQ(late.next_step().kind, StreamNext::Kind::kEnd);
+  }
+  {
+    // A group of two whose second reader never comes: nothing is left to share, so no wait.
+    StreamReader half(options, name, "half", 0, 2, late_options);
+    EXPECT_EQ(half.next_step().kind, StreamNext::Kind::kEnd);
+  }
+  Client info(options);
+  EXPECT_EQ(stream_info_field(info, name, "ended"), 1);
+  const std::int64_t kept = stream_info_field(info, name, "kept_ms");
+  EXPECT_GT(kept, 0);
+  EXPECT_LE(kept, 60000);
+  const Reply totals = info.command({"INFO", "streams"});
+  EXPECT_NE(totals.string.find("streams_ended_kept:"), std::string::npos) << totals.string;
+  // A new run's writer replaces the ended run at once; a group joining after it sees the new run.
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  StreamWriter writer(options, name, 0, 1, writer_options);
+  StreamReader next_run(options, name, "next", 0, 1, late_options);
+  writer.begin_step(0);
+  writer.put_chunk<float>("meshes/rho", global, offset, global, second_value);
+  ASSERT_TRUE(writer.end_step());
+  writer.close();
+  StreamNext next = next_run.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
+  EXPECT_EQ(next.step->load("meshes/rho").at(0).as<float>()[0], 2.0f);
 }
 
 TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {
@@ -787,6 +937,43 @@ TEST(StreamClient, LoanedChunksArriveOverBothPaths) {
     writer.close();
     EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
   }
+}
+
+// A TCP reader naming one 4 MiB chunk of a writer segment 32 times in one SS.STREAM.GET: the chunk
+// is copied once for the reply (and the copy counted against --maxmemory), not once per id, so
+// the server does not grow by 128 MiB under a 64 MiB limit.
+TEST(StreamClient, AChunkNamedManyTimesInOneGetIsCopiedOnce) {
+  ServerProcess server({"--maxmemory", std::to_string(64 << 20)});
+  ClientOptions shm_options;
+  shm_options.address = server.unix_address();
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  StreamWriter writer(shm_options, name, 0, 1, writer_options);
+  constexpr std::uint64_t kCount = 1 << 20;  // 4 MiB of floats
+  std::vector<float> values(kCount);
+  for (std::uint64_t i = 0; i < kCount; ++i) values[i] = static_cast<float>(i % 1000);
+  const std::vector<std::uint64_t> global{kCount}, offset{0};
+  writer.begin_step(0);
+  writer.put_chunk<float>("meshes/rho", global, offset, global, values);
+  ASSERT_TRUE(writer.end_step());
+  Client reader(options_for(server));
+  ASSERT_FALSE(reader.command({"SS.STREAM.JOIN", name, "g", "0", "1", "host"}).is_error());
+  const Reply next = reader.command({"SS.STREAM.NEXT", name, "g", "0", "TIMEOUT", "20000"});
+  ASSERT_TRUE(next.is_array()) << next.string;
+  const std::size_t before = peak_resident_bytes(server.pid());
+  constexpr int kIds = 32;
+  std::vector<std::string_view> get = {"SS.STREAM.GET", name, "g", "0", "0"};
+  for (int i = 0; i < kIds; ++i) get.push_back("0");
+  const Reply chunks = reader.command(get);
+  ASSERT_TRUE(chunks.is_array()) << chunks.string;
+  ASSERT_EQ(chunks.elements.size(), static_cast<std::size_t>(kIds));
+  const std::string_view expected(reinterpret_cast<const char*>(values.data()), kCount * 4);
+  for (const Reply& chunk : chunks.elements) ASSERT_TRUE(chunk.string == expected);
+  const std::size_t after = peak_resident_bytes(server.pid());
+  ASSERT_GT(before, 0u);
+  EXPECT_LT(after - before, std::size_t{48} << 20)
+      << "the server's peak grew from " << before << " to " << after << " bytes";
 }
 
 // The SST rendezvous trap: two processes (here threads) each write one stream and read the other,

@@ -441,7 +441,9 @@ TEST_F(ClusterTest, KilledShardFailsOnlyItsKeysAndIsServedAgainAfterRestart) {
         << text;
   }
   auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(took, 2s) << "bounded retries, no long hang";
+  // The reconnects are bounded by reconnect_timeout (1 s; ~150 ms here); a hang would last until
+  // command_timeout (60 s). The bound sits between, with room for a loaded machine.
+  EXPECT_LT(took, 10s) << "bounded retries, no long hang";
   // The other shards keep serving, through the same client.
   EXPECT_EQ(client.get_tensor(on[0][0]).shape()[0], 2);
   EXPECT_EQ(client.get_tensor(on[2][0]).shape()[0], 2);
@@ -565,9 +567,9 @@ TEST_F(ClusterTest, StreamsOnEveryShardDeliverEveryElement) {
   EXPECT_EQ(ends.load(), 6);
   EXPECT_EQ(elements.load(), static_cast<int>(3 * kSteps * kRows * kCols));
   for (std::size_t n = 0; n < names.size(); ++n) {  // each stream lived on its own shard
-    const int owner = cluster_.owner(names[n]);  // (ended and forgotten there, not moved)
+    const int owner = cluster_.owner(names[n]);  // (ended and kept there for late joiners)
     RespReply here = cluster_.raw(owner).call({"SS.STREAM.INFO", names[n]});
-    EXPECT_NE(here.text.find("no stream"), std::string::npos) << here.str();
+    EXPECT_NE(here.str().find("$ended, :1, $kept_ms"), std::string::npos) << here.str();
     RespReply elsewhere = cluster_.raw((owner + 1) % kShards).call({"SS.STREAM.INFO", names[n]});
     EXPECT_EQ(elsewhere.text.rfind("MOVED", 0), 0u) << elsewhere.str();
   }

@@ -262,7 +262,7 @@ class StreamTest : public ::testing::Test {
   // handled on the server's own time); bounded.
   static void wait_for_readers(RawClient& c, const std::string& stream, const std::string& group,
                                long long readers) {
-    for (int attempt = 0; attempt < 500; ++attempt) {
+    for (int attempt = 0; attempt < 3000; ++attempt) {
       if (group_field(c, stream, group, "readers") == readers) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -529,8 +529,17 @@ TEST_F(StreamTest, WritersCloseThenReadersGetEnd) {
   ok(w1, {"SS.STREAM.CLOSE", s, "1"});
   EXPECT_EQ(reader.read_reply().str(), "[$end]");
   ok(reader, {"SS.STREAM.LEAVE", s, "g", "0"});
-  // Nobody is left and nothing is held: the stream is forgotten.
-  EXPECT_TRUE(reader.call({"SS.STREAM.INFO", s}).is_error());
+  // Nobody is left and nothing is held: the ended run is kept for a minute, so that a group
+  // joining late is given the end instead of waiting for a run that will not come.
+  EXPECT_EQ(info_field(reader, s, "ended"), 1);
+  EXPECT_GT(info_field(reader, s, "kept_ms"), 0);
+  EXPECT_LE(info_field(reader, s, "kept_ms"), 60000);
+  RawClient late = client();
+  ok(late, {"SS.STREAM.JOIN", s, "late", "0", "1", "node0"});
+  EXPECT_EQ(late.call({"SS.STREAM.NEXT", s, "late", "0", "TIMEOUT", "20000"}).str(), "[$end]");
+  ok(late, {"SS.STREAM.LEAVE", s, "late", "0"});
+  const std::string totals = late.call({"INFO", "streams"}).text;
+  EXPECT_NE(totals.find("streams_ended_kept:"), std::string::npos) << totals;
 }
 
 TEST_F(StreamTest, NewRunReplacesAnEndedStream) {
@@ -554,14 +563,14 @@ TEST_F(StreamTest, NewRunReplacesAnEndedStream) {
 TEST_F(StreamTest, StepTimeoutAbortsTheStep) {
   const std::string s = stream_name();
   RawClient w0 = client(), w1 = client(), reader = client();
-  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0", "STEP-TIMEOUT", "100"});
-  ok(w1, {"SS.STREAM.WRITE", s, "1", "2", "node0", "STEP-TIMEOUT", "100"});
+  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0", "STEP-TIMEOUT", "2000"});
+  ok(w1, {"SS.STREAM.WRITE", s, "1", "2", "node0", "STEP-TIMEOUT", "2000"});
   ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
   ok(w0, {"SS.STREAM.BEGIN", s, "0", "0"});
   ok(w1, {"SS.STREAM.BEGIN", s, "1", "0"});
   ok(w0, {"SS.STREAM.END", s, "0", "0"});
   EXPECT_EQ(reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str(),
-            "[$skipped, :0, $step 0 timed out after 100 ms: writer 1 had not ended it]");
+            "[$skipped, :0, $step 0 timed out after 2000 ms: writer 1 had not ended it]");
 }
 
 TEST_F(StreamTest, TimeoutRepliesNil) {
@@ -697,6 +706,61 @@ TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
   EXPECT_LT(used(), before + 400000);  // freed with the step
 }
 
+
+// A stream's metadata (attributes, chunk tables, host and group names) counts against
+// --maxmemory like its chunks: attributes set again and again under new names are refused with
+// -OOM once they reach the limit (before, RSS grew without bound while used_memory stayed at 0),
+// and each name and value has a cap of its own.
+TEST(StreamMemoryTest, MetadataCountsAgainstMaxMemoryAndHasCaps) {
+  ServerProcess server({"--maxmemory", std::to_string(4 << 20)});
+  RawClient writer = RawClient::tcp(server.port()), reader = RawClient::tcp(server.port());
+  const std::string s = "s:metadata";
+  auto used = [&] {
+    const std::string info = writer.call({"INFO", "memory"}).text;
+    const std::size_t at = info.find("used_memory:") + std::strlen("used_memory:");
+    return std::stoull(info.substr(at));
+  };
+  const auto before = used();
+  ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0"}).is_ok());
+  ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}).is_ok());
+  // Caps: a host name, group name, attribute name and an attribute's values.
+  const RespReply long_host =
+      reader.call({"SS.STREAM.JOIN", s, "h", "0", "1", std::string(256, 'h')});
+  EXPECT_NE(long_host.text.find("hostname must be 1 to 255 bytes"), std::string::npos)
+      << long_host.text;
+  const RespReply long_group =
+      reader.call({"SS.STREAM.JOIN", s, std::string(257, 'g'), "0", "1", "node0"});
+  EXPECT_NE(long_group.text.find("group name must be 1 to 256 bytes"), std::string::npos)
+      << long_group.text;
+  const RespReply big_value = writer.call(
+      {"SS.STREAM.ATTR", s, "0", "-1", "/", "big", "string", std::string((1 << 20) + 1, 'v')});
+  EXPECT_NE(big_value.text.find("at most 1048576"), std::string::npos) << big_value.text;
+  const RespReply many_dims = writer.call({"SS.STREAM.ATTR", s, "0", "-1", "/",
+                                           std::string(257, 'n'), "int", "1"});
+  EXPECT_NE(many_dims.text.find("attribute name must be 1 to 256 bytes"), std::string::npos)
+      << many_dims.text;
+  // 512 KiB attributes under new names: counted, then refused at the limit.
+  const std::string value(512 * 1024, 'v');
+  int accepted = 0;
+  RespReply refused;
+  for (int i = 0; i < 32; ++i) {
+    RespReply reply = writer.call(
+        {"SS.STREAM.ATTR", s, "0", "-1", "/", "a" + std::to_string(i), "string", value});
+    if (reply.is_error()) {
+      refused = reply;
+      break;
+    }
+    ++accepted;
+  }
+  EXPECT_GE(accepted, 2);
+  EXPECT_LT(accepted, 8) << "attributes beyond --maxmemory were accepted";
+  EXPECT_EQ(refused.text.rfind("OOM ", 0), 0u) << refused.text;
+  EXPECT_GE(used(), before + static_cast<std::size_t>(accepted) * value.size());
+  // Setting an attribute again replaces its value and its count.
+  const auto with_attributes = used();
+  ASSERT_TRUE(writer.call({"SS.STREAM.ATTR", s, "0", "-1", "/", "a0", "int", "7"}).is_ok());
+  EXPECT_LT(used(), with_attributes - value.size() / 2);
+}
 
 // A surviving writer that had not begun the step another writer's death aborted: its BEGIN says
 // ABORTED, and the C++ writer then goes through the step sending nothing (end_step() is false)

@@ -668,3 +668,55 @@ def test_a_program_exits_with_readers_and_writers_open(server, key, tmp_path):
                               capture_output=True, text=True, timeout=60, env=dict(os.environ))
         assert done.returncode == 0, done.stderr
         assert "ending 999.0" in done.stdout
+
+
+KILLED_INSIDE_A_RESERVED_STEP = """
+import sys, time
+import numpy as np
+import slipstream
+
+address, name = sys.argv[1], sys.argv[2]
+writer = slipstream.StreamWriter(name, 1, 2, address=address)
+writer.begin_step(0)
+writer.put_chunk("meshes/rho", np.full(4, 1.0), (8,), (4,))
+writer.end_step()        # reserves step 1: its begin_step sends nothing
+writer.begin_step(1)
+print("inside 1", flush=True)
+time.sleep(600)          # killed here, before any chunk of step 1
+"""
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_a_writer_killed_inside_a_reserved_step_aborts_it(server, key, tmp_path, transport):
+    """A Python writer (which always reserves its next step) SIGKILLed after begin_step(1): step 1
+    is aborted for the reader and the survivor is told, never delivered without writer 1."""
+    address = server.tcp_address if transport == "tcp" else server.unix_address
+    stream = key("killed")
+    script = tmp_path / "victim.py"
+    script.write_text(KILLED_INSIDE_A_RESERVED_STEP)
+    reader = slipstream.StreamReader(stream, "g", address=address, next_timeout_ms=20000)
+    survivor = slipstream.StreamWriter(stream, 0, 2, address=address)
+    victim = subprocess.Popen([sys.executable, str(script), address, stream],
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        for step in (0, 1):
+            survivor.begin_step(step)
+            survivor.put_chunk("meshes/rho", np.full(4, float(step)), (8,), (0,))
+            if step == 0:
+                assert survivor.end_step()
+        assert victim.stdout.readline().strip() == "inside 1"
+    finally:
+        victim.kill()
+        victim.wait(timeout=60)
+    first = reader.next_step()
+    assert first.number == 0
+    assert sorted(p.offset[0] for p in first.load("meshes/rho")) == [0, 4]
+    first.release()
+    skipped = reader.next_step()
+    assert isinstance(skipped, slipstream.StreamSkipped), skipped
+    assert skipped.step == 1 and "writer 1" in skipped.reason
+    assert not survivor.end_step()  # told: step 1 was aborted
+    survivor.close()
+    assert [step.number for step in reader] == []
+    reader.close()
+

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,8 +29,8 @@ namespace slipstream::testing::stream_procs {
 namespace {
 
 using std::chrono::milliseconds;
-constexpr milliseconds kStartTimeout{10000};
-constexpr milliseconds kFinishTimeout{20000};
+constexpr milliseconds kStartTimeout{30000};
+constexpr milliseconds kFinishTimeout{60000};
 
 struct Group {
   std::string name;
@@ -129,6 +131,24 @@ class StreamKillTest : public ::testing::Test {
     return reply.is_string() ? reply.string : std::string();
   }
 
+  // Parses the readers' reports (the roundrobin group's first, then the slices group's), each of
+  // which must show `steps` - 1 steps and `skipped` skipped because writer 3 went away.
+  static void reports_skipping_one_step(const std::vector<ChildProcess*>& readers, int steps,
+                                        std::int64_t skipped, std::vector<ReaderReport>& round_robin,
+                                        std::vector<ReaderReport>& slices) {
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+      ReaderReport report = parse_reader_report(readers[i]->lines());
+      EXPECT_TRUE(report.bad.empty()) << readers[i]->name() << ": " << report.bad.front();
+      ASSERT_EQ(report.skipped.size(), 1u) << readers[i]->name();
+      EXPECT_EQ(report.skipped.begin()->first, skipped);
+      EXPECT_NE(report.skipped.begin()->second.find("writer 3"), std::string::npos)
+          << "the reason should name writer 3: " << report.skipped.begin()->second;
+      EXPECT_EQ(report.steps.count(skipped), 0u) << readers[i]->name() << " saw the step";
+      EXPECT_EQ(report.steps.size(), static_cast<std::size_t>(steps - 1)) << readers[i]->name();
+      (i < kRoundRobin.size ? round_robin : slices).push_back(std::move(report));
+    }
+  }
+
   // Checks that `reports` (the readers of one group that saw `step`) got every element of the
   // step exactly once between them, or, for the elements of `lost`, never; that every reader got
   // what the strategy assigns it; and that their values were right (checked by the readers).
@@ -206,16 +226,8 @@ TEST_F(StreamKillTest, WriterKilledMidStepIsSkippedAndTheOthersGoOn) {
   expect_finished_cleanly(readers, "end");
 
   std::vector<ReaderReport> round_robin, slices;
-  for (std::size_t i = 0; i < readers.size(); ++i) {
-    ReaderReport report = parse_reader_report(readers[i]->lines());
-    EXPECT_TRUE(report.bad.empty()) << readers[i]->name() << ": " << report.bad.front();
-    ASSERT_EQ(report.skipped.size(), 1u) << readers[i]->name();
-    EXPECT_EQ(report.skipped.begin()->first, kStall);
-    EXPECT_NE(report.skipped.begin()->second.find("writer 3"), std::string::npos)
-        << "the reason should name writer 3: " << report.skipped.begin()->second;
-    EXPECT_EQ(report.steps.size(), static_cast<std::size_t>(kSteps - 1)) << readers[i]->name();
-    (i < kRoundRobin.size ? round_robin : slices).push_back(std::move(report));
-  }
+  reports_skipping_one_step(readers, kSteps, kStall, round_robin, slices);
+  if (::testing::Test::HasFatalFailure()) return;
   for (int step = 0; step < kSteps; ++step) {
     if (step == kStall) continue;
     const std::vector<bool> alive =
@@ -269,6 +281,80 @@ TEST_F(StreamKillTest, WriterKilledMidStepEndsTheStreamWhenAsked) {
     expect_step_delivered(pointers(slices), kSlices.strategy, step, writers_alive(layout_.writers));
   }
 }
+
+// Writer 3 of 4 begins step 2 on the reservation its END of step 1 made (begin_step sends
+// nothing then: the queue of 8 always has a slot free to reserve) and is SIGKILLed before it puts
+// anything, while the three survivors hold step 2 with their chunks put and not yet ended. The
+// server cannot tell whether the victim was inside step 2, so the step must be aborted, never
+// completed by the survivors alone:
+//   - every reader is told step 2 was skipped, naming writer 3, before any survivor ends it;
+//   - each survivor's end_step() of step 2 returns false (it is told), and steps 3-5 reach every
+//     group with the three survivors' elements, each exactly once.
+// Over TCP, and over the Unix socket with chunks of 64 KiB in the writers' shared memory.
+class ReservedStepKillTest : public StreamKillTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ReservedStepKillTest, WriterKilledInsideAReservedStepAbortsIt) {
+  constexpr int kSteps = 6, kStall = 2;
+  const bool shared_memory = GetParam();
+  const std::string stream = "reserved-killed";
+  if (shared_memory) {
+    address_ = server_.unix_address();
+    layout_.rows_per_chunk = 8;
+    layout_.columns = 1024;
+  }
+  const std::string go = make_temp_dir("slipstream-hold") + "/go";
+  writer_options_ = {"--queue", "8"};
+  std::vector<ChildProcess*> readers = start_groups(stream);
+  std::vector<ChildProcess*> survivors;
+  for (std::uint32_t rank = 0; rank < 3; ++rank) {
+    survivors.push_back(&start_writer(stream, rank, kSteps,
+                                      {"--hold", std::to_string(kStall), "--hold-file", go}));
+  }
+  ChildProcess& victim =
+      start_writer(stream, 3, kSteps, {"--stall-begin", std::to_string(kStall)});
+  ASSERT_TRUE(children_.wait_until(
+      [&] { return victim.has_line("stalled 2") && all_have(survivors, "holding 2"); },
+      kFinishTimeout))
+      << children_.transcript();
+  victim.kill();
+  // Told while the survivors still hold the step: it was aborted, not left to complete.
+  auto skipped_2 = [](const ChildProcess* reader) {
+    for (const std::string& line : reader->lines()) {
+      if (line.rfind("skipped 2 ", 0) == 0) return true;
+    }
+    return false;
+  };
+  const bool told = children_.wait_until(
+      [&] { return std::all_of(readers.begin(), readers.end(), skipped_2); }, kFinishTimeout);
+  std::FILE* file = std::fopen(go.c_str(), "w");  // the survivors go on either way
+  ASSERT_NE(file, nullptr);
+  std::fclose(file);
+  ASSERT_TRUE(told) << "the readers were not told that step 2 was skipped\n"
+                    << children_.transcript();
+  ASSERT_TRUE(children_.wait_all_finished(kFinishTimeout)) << children_.transcript();
+  std::filesystem::remove_all(std::filesystem::path(go).parent_path());
+  SCOPED_TRACE(children_.transcript());
+  expect_finished_cleanly(survivors, "closed");
+  for (const ChildProcess* survivor : survivors) {
+    EXPECT_TRUE(survivor->has_line("aborted 2")) << survivor->name() << " was not told";
+  }
+  expect_finished_cleanly(readers, "end");
+  std::vector<ReaderReport> round_robin, slices;
+  reports_skipping_one_step(readers, kSteps, kStall, round_robin, slices);
+  if (::testing::Test::HasFatalFailure()) return;
+  for (int step = 0; step < kSteps; ++step) {
+    if (step == kStall) continue;
+    const std::vector<bool> alive =
+        writers_alive(layout_.writers, step < kStall ? std::nullopt : std::optional(3u));
+    expect_step_delivered(pointers(round_robin), kRoundRobin.strategy, step, alive);
+    expect_step_delivered(pointers(slices), kSlices.strategy, step, alive);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transport, ReservedStepKillTest, ::testing::Values(false, true),
+                         [](const auto& info) {
+                           return std::string(info.param ? "SharedMemory" : "Tcp");
+                         });
 
 // Reader 1 of the roundrobin group loads its share of step 3 and is SIGKILLed holding it. Over
 // the Unix socket, with chunks of 64 KiB that travel in the writers' shared memory.
@@ -398,7 +484,7 @@ TEST_P(StaleStreamTest, NewRunAfterAKilledRunStartsAfresh) {
         streams_info = info_streams();
         return streams_info.find("streams:0") != std::string::npos;
       },
-      milliseconds(2000)))
+      milliseconds(30000)))
       << streams_info;
 }
 

@@ -1,7 +1,7 @@
 // stream_peer: one writer or reader of a stream as a process of its own, for the tests that kill
 // processes (stream_kill_test.cpp). It reports what it does on stdout, one line per event, so a
 // driver can wait for a point and then SIGKILL it:
-//   writer: attached | began N | stalled N | ended N | closed
+//   writer: attached | began N | stalled N | holding N | ended N | aborted N | closed
 //   reader: joined | step N readers R0,R1,.. index I | chunk N C OFFSET EXTENT SOURCE |
 //           piece N C OFFSET EXTENT SOURCE | holding N | released N | skipped N REASON | end |
 //           timeout
@@ -9,7 +9,11 @@
 // C is the component's index in kComponents; offsets and extents are comma-separated.
 //
 // A writer with --stall K begins step K, puts one chunk, reports "stalled K" and sleeps until it
-// is killed (put_chunk sends nothing before end_step, so the server sees a begun step). A reader
+// is killed (put_chunk sends nothing before end_step, so the server sees a begun step, or only a
+// reserved one). With --stall-begin K it stalls right after begin_step(K), having put nothing.
+// With --hold K --hold-file F it puts its chunks of step K, reports "holding K" and waits until
+// file F exists before it ends the step. A step whose end_step returns false (the server aborted
+// it) is reported "aborted N" instead of "ended N". A reader
 // with --stall K loads its share of step K, reports it and "holding K", and sleeps holding it.
 //
 // Exit status: 0 done, 1 a value was wrong, 2 next_step timed out, 3 an error was thrown,
@@ -21,6 +25,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,8 +44,8 @@ using slipstream::testing::stream_procs::Layout;
 
 constexpr const char* kUsage =
     "usage: stream_peer --role writer|reader --address A --stream S --rank R --count N\n"
-    "  writers: [--steps S] [--stall K] [--queue L] [--expect-groups G] [--end-on-failure]\n"
-    "           [--step-delay-ms MS]\n"
+    "  writers: [--steps S] [--stall K] [--stall-begin K] [--hold K --hold-file F] [--queue L]\n"
+    "           [--expect-groups G] [--end-on-failure] [--step-delay-ms MS]\n"
     "  readers: --group G [--strategy NAME] [--stall K] [--next-timeout-ms MS]\n"
     "  both:    [--run V] [--writers N] [--rows-per-chunk R] [--columns C] [--particles P]\n";
 
@@ -88,6 +93,17 @@ std::string join(const std::vector<std::uint64_t>& values) {
   for (;;) ::pause();
 }
 
+// Waits until `path` exists; throws after a minute (the driver failed to make it).
+void wait_for_file(const std::string& path) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (::access(path.c_str(), F_OK) != 0) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      throw std::runtime_error("no file " + path + " after a minute");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 Layout layout_from(const Arguments& args) {
   Layout layout;
   layout.writers = static_cast<std::uint32_t>(args.number("writers", 4));
@@ -104,6 +120,8 @@ int run_writer(const Arguments& args, const slipstream::ClientOptions& client) {
   const int run = static_cast<int>(args.number("run", 1));
   const long long steps = args.number("steps", 4);
   const long long stall = args.number("stall", -1);
+  const long long stall_begin = args.number("stall-begin", -1);
+  const long long hold = args.number("hold", -1);
   slipstream::StreamWriterOptions options;
   options.queue_limit = static_cast<std::size_t>(args.number("queue", 2));
   options.expected_groups = static_cast<std::uint32_t>(args.number("expect-groups", 0));
@@ -120,6 +138,10 @@ int run_writer(const Arguments& args, const slipstream::ClientOptions& client) {
     std::this_thread::sleep_for(delay);  // a slow rank
     writer.begin_step(step);
     std::printf("began %lld\n", step);
+    if (step == stall_begin) {
+      std::printf("stalled %lld\n", step);
+      sleep_until_killed();
+    }
     // The buffers live until end_step (put_chunk borrows them).
     std::vector<std::vector<double>> rows(2);
     for (std::uint64_t half = 0; half < 2; ++half) {
@@ -147,8 +169,11 @@ int run_writer(const Arguments& args, const slipstream::ClientOptions& client) {
       writer.set_attribute("/", "dt", 0.5);
       writer.set_attribute("meshes/E", "unitDimension", std::vector<double>{1, 1, -3, -1, 0, 0, 0});
     }
-    writer.end_step();
-    std::printf("ended %lld\n", step);
+    if (step == hold) {
+      std::printf("holding %lld\n", step);
+      wait_for_file(args.text("hold-file"));
+    }
+    std::printf("%s %lld\n", writer.end_step() ? "ended" : "aborted", step);
   }
   writer.close();
   std::printf("closed\n");
@@ -212,7 +237,7 @@ int run_reader(const Arguments& args, const slipstream::ClientOptions& client) {
   const long long stall = args.number("stall", -1);
   slipstream::StreamReaderOptions options;
   options.strategy = args.text("strategy", "roundrobin");
-  options.next_timeout = std::chrono::milliseconds(args.number("next-timeout-ms", 15000));
+  options.next_timeout = std::chrono::milliseconds(args.number("next-timeout-ms", 60000));
   options.hostname = "host";
   slipstream::StreamReader reader(client, args.text("stream"), args.text("group"), rank, size,
                                   options);

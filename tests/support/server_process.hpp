@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -61,6 +62,16 @@ inline std::vector<int> free_loopback_ports(int count) {
 
 /// A fresh private directory `<temp>/<prefix>-XXXXXX` (temp: TMPDIR, else /tmp); the caller
 /// removes it. Throws std::runtime_error when it cannot be made.
+/// The peak resident memory of process `pid` (VmHWM), in bytes; 0 when it cannot be read.
+inline std::size_t peak_resident_bytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // in kB
+  }
+  return 0;
+}
+
 inline std::string make_temp_dir(const std::string& prefix) {
   std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {

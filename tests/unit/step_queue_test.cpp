@@ -421,19 +421,44 @@ TEST(StepQueue, AWithdrawnReservationLeavesNoTrace) {
   EXPECT_EQ(read_step(queue, "fast", 0), 5);
 }
 
-TEST(StepQueue, ClosingOrFailingWithAReservationAbortsNothing) {
+TEST(StepQueue, ClosingWithAReservationAbortsNothing) {
   StepQueue queue(StreamConfig{2, 2});
   queue.join("g", 0, block_group(1));
   ASSERT_TRUE(write_step(queue, 0));
   ASSERT_TRUE(queue.reserve(0, 1));
   ASSERT_TRUE(queue.reserve(1, 1));
   queue.close_writer(0);
-  queue.fail_writer(1, "writer 1 disconnected");
+  queue.close_writer(1);
   EXPECT_TRUE(queue.ended());
   EXPECT_EQ(read_step(queue, "g", 0), 0);
   const Delivery last = queue.next("g", 0);
   EXPECT_EQ(last.kind, Kind::kEnd);  // no skipped step 1: it never began
   EXPECT_EQ(queue.stats().steps_aborted, 0u);
+}
+
+// A writer's begin of the step it reserved sends nothing, so a writer that fails holding a
+// reservation may have died inside that step: the step is aborted, never completed by the
+// survivors alone (a step with a hole where the dead writer's chunks belong).
+TEST(StepQueue, FailingWithAReservationAbortsTheReservedStep) {
+  StepQueue queue(StreamConfig{2, 2});
+  queue.join("g", 0, block_group(1));
+  ASSERT_TRUE(write_step(queue, 0));
+  ASSERT_TRUE(queue.reserve(0, 1));
+  ASSERT_TRUE(queue.reserve(1, 1));
+  queue.confirm(0, 1);  // the survivor's first chunk of step 1 came
+  queue.fail_writer(1, "writer 1 disconnected");
+  EXPECT_FALSE(queue.ended());
+  EXPECT_THROW(queue.end(0, 1), QueueError);  // aborted: the survivor is told
+  EXPECT_EQ(read_step(queue, "g", 0), 0);
+  const Delivery skipped = queue.next("g", 0);
+  EXPECT_EQ(skipped.kind, Kind::kSkipped);
+  EXPECT_EQ(skipped.step, 1);
+  EXPECT_EQ(skipped.reason, "writer 1 disconnected");
+  EXPECT_EQ(queue.stats().steps_aborted, 1u);
+  // The survivor goes on alone with the next step.
+  ASSERT_TRUE(queue.begin(0, 2));
+  EXPECT_TRUE(queue.end(0, 2));
+  EXPECT_EQ(read_step(queue, "g", 0), 2);
 }
 
 TEST(StepQueue, AReservationUsedIsAnOrdinaryStepWhenItsWriterCloses) {

@@ -53,6 +53,7 @@ std::string_view channel_error_text(ChannelError error) {
     case ChannelError::kTimedOut: return "timed out";
     case ChannelError::kIo: return "I/O error";
     case ChannelError::kProtocol: return "malformed message";
+    case ChannelError::kTooLarge: return "too large";
   }
   return "unknown error";
 }
@@ -268,7 +269,7 @@ ChannelError MessageReader::bytes(Buffer& out) {
   return exact(out.data(), size);
 }
 
-ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out) {
+ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t max_payload) {
   out.clear();
   std::uint64_t metadata_bytes = 0;
   if (ChannelError e = u64(metadata_bytes); e != ChannelError::kNone) return e;
@@ -308,6 +309,11 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out) {
   }
   if (body_left_ != after_metadata) return protocol("tensor metadata length mismatch");
   if (payload > body_left_) return protocol("tensor bytes missing from the message");
+  if (payload > max_payload) {
+    problem_ = "its outputs hold " + std::to_string(payload) + " bytes, more than the " +
+               std::to_string(max_payload) + " bytes maxmemory leaves free";
+    return ChannelError::kTooLarge;
+  }
   for (std::uint32_t i = 0; i < count; ++i) {
     out[i].data = Buffer::uninitialized(sizes[i]);
     if (ChannelError e = exact(out[i].data.data(), sizes[i]); e != ChannelError::kNone) return e;

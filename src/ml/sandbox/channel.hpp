@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,7 +49,7 @@ inline constexpr std::uint64_t kMaxMetadataBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxStringBytes = 1u << 30;
 
 /// Why a channel operation failed.
-enum class ChannelError { kNone, kClosed, kTimedOut, kIo, kProtocol };
+enum class ChannelError { kNone, kClosed, kTimedOut, kIo, kProtocol, kTooLarge };
 
 using Deadline = std::chrono::steady_clock::time_point;
 inline constexpr Deadline kNoDeadline = Deadline::max();
@@ -111,7 +112,10 @@ class MessageReader {
   /// A string read into a Buffer (model archives: no copy through a std::string).
   ChannelError bytes(Buffer& out);
   /// A tensor list; checks dtype, rank, and that each byte count matches its shape.
-  ChannelError tensors(std::vector<OwnedTensor>& out);
+  /// kTooLarge (nothing allocated, the bytes left unread) when the payloads together exceed
+  /// `max_payload`.
+  ChannelError tensors(std::vector<OwnedTensor>& out,
+                       std::uint64_t max_payload = std::numeric_limits<std::uint64_t>::max());
   /// Discards what is left of the current body.
   ChannelError skip_rest();
   /// The text of the last kProtocol failure.

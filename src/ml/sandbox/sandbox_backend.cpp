@@ -304,6 +304,10 @@ Status lost_worker(Lease& lease, ChannelError error, std::string_view doing,
     return Status::timeout(std::string(doing) + " was stopped after " +
                            std::to_string(ms_since(start)) + " ms: it exceeded its time limit");
   }
+  if (error == ChannelError::kTooLarge) {  // refused from its sizes: the bytes were never read
+    return Status::failure(std::string(doing) + " was refused: " + lease->reader().problem() +
+                           "; nothing was stored");
+  }
   if (error == ChannelError::kClosed) {
     return Status::failure(std::string(doing) + " crashed the sandboxed worker process (" + how +
                            "); the server is unaffected");
@@ -383,7 +387,9 @@ class SandboxedCode {
       return lost_worker(lease, e, "the run", start);
     }
     status = read_reply(lease, limits.deadline, MessageType::kOutputs, "the run", start,
-                        [&](MessageReader& reader) { return reader.tensors(outputs); });
+                        [&](MessageReader& reader) {
+                          return reader.tensors(outputs, limits.max_output_bytes);
+                        });
     if (!status.ok) outputs.clear();
     return status;
   }

@@ -194,8 +194,10 @@ void info_keyspace(Server& s, std::string& out) {
 void info_streams(Server& s, std::string& out) {
   const StreamTotals totals = s.streams().totals();
   out += fmt::format(
-      "streams:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\nstream_segment_bytes:{}\r\n",
-      totals.streams, totals.bytes_held, totals.steps_held, totals.segment_bytes);
+      "streams:{}\r\nstreams_ended_kept:{}\r\nstream_bytes_held:{}\r\nstream_steps_held:{}\r\n"
+      "stream_segment_bytes:{}\r\n",
+      totals.streams, totals.ended_kept, totals.bytes_held, totals.steps_held,
+      totals.segment_bytes);
   // Colocated chunks this shard keeps for streams of other shards, and the messages this shard's
   // streams have for the others (cluster mode).
   out += fmt::format("colocated_chunks:{}\r\ncolocated_chunk_bytes:{}\r\n",

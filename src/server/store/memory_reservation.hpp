@@ -36,6 +36,21 @@ class MemoryReservation {
 
   std::size_t bytes() const noexcept { return bytes_; }
 
+  /// Adds what `other` holds (granted by the same keyspace) to this reservation; `other` then
+  /// holds nothing.
+  void absorb(MemoryReservation&& other) noexcept {
+    if (other.bytes_ == 0) return;
+    if (!counter_) counter_ = other.counter_;
+    bytes_ += std::exchange(other.bytes_, 0);
+    other.counter_.reset();
+  }
+  /// Gives `bytes` of it (at most what it holds) back now.
+  void shrink(std::size_t bytes) noexcept {
+    bytes = bytes < bytes_ ? bytes : bytes_;
+    if (counter_ && bytes > 0) counter_->fetch_sub(bytes, std::memory_order_relaxed);
+    bytes_ -= bytes;
+  }
+
   /// Gives the bytes back now; the reservation then holds nothing.
   void release() noexcept {
     if (counter_ && bytes_ > 0) counter_->fetch_sub(bytes_, std::memory_order_relaxed);

@@ -27,7 +27,7 @@ StreamRegistry::BoundHere reader_here(const std::string& group, std::uint32_t ra
 }
 
 std::string parse_group(std::string_view text) {
-  if (text.empty()) throw StreamError("group name must not be empty");
+  check_name(text, "group name", kMaxGroupName);
   return std::string(text);
 }
 
@@ -227,7 +227,7 @@ Outcome join(CommandContext& c) {
     const std::uint32_t rank = parse_rank(c.arg(3), "reader rank");
     const std::uint32_t size = parse_count(c.arg(4), "size", 1);
     const std::string hostname(c.arg(5));
-    if (hostname.empty()) throw StreamError("hostname must not be empty");
+    check_name(hostname, "hostname", kMaxHostName);
     const JoinOptions options = parse_join_options(c, size);
     c.server.streams().with_current(c.arg(1), [&](Stream& s) {
       s.join(group, rank, options, hostname, c.session.id());
@@ -353,7 +353,7 @@ Outcome info(CommandContext& c) {
     StreamInfo shown;
     c.server.streams().with_existing(c.arg(1), nullptr, [&](Stream& s) { shown = s.info(); });
     ReplyBuffer& reply = c.reply;
-    reply.array(28);
+    reply.array(30);
     auto field = [&](std::string_view name, std::int64_t value) {
       reply.bulk(name);
       reply.integer(value);
@@ -368,6 +368,7 @@ Outcome info(CommandContext& c) {
     field("steps_aborted", static_cast<std::int64_t>(shown.queue.steps_aborted));
     field("steps_dropped_unread", static_cast<std::int64_t>(shown.queue.steps_dropped_unread));
     field("ended", shown.ended ? 1 : 0);
+    field("kept_ms", shown.kept_ms);
     reply.bulk("groups");
     reply.array(shown.groups.size());
     for (const StreamInfo::Group& group : shown.groups) {

@@ -95,18 +95,34 @@ std::uint64_t check_chunk_shape(const PutRequest& request) {
   return expected;
 }
 
-void store_attribute(std::vector<Attribute>& list, Attribute attribute) {
-  auto same = std::find_if(list.begin(), list.end(), [&](const Attribute& a) {
-    return a.path == attribute.path && a.name == attribute.name;
-  });
-  if (same != list.end()) {
-    *same = std::move(attribute);
-  } else {
-    list.push_back(std::move(attribute));
+}  // namespace
+
+// ---- Metadata --------------------------------------------------------------------------------
+
+void Stream::count_metadata(MemoryReservation& into, std::size_t bytes, const std::string& what) {
+  if (keyspace_ == nullptr) return;
+  std::optional<MemoryReservation> reservation = keyspace_->reserve(bytes);
+  if (!reservation) {
+    throw StreamOutOfMemory(what + " of stream " + name_ + " (" + std::to_string(bytes) +
+                            " bytes) does not fit in maxmemory (" +
+                            std::to_string(keyspace_->used_memory()) + " of " +
+                            std::to_string(keyspace_->max_memory()) + " bytes used)");
   }
+  into.absorb(std::move(*reservation));
 }
 
-}  // namespace
+void Stream::store_attribute(AttributeList& list, MemoryReservation& counted,
+                             Attribute attribute) {
+  std::string key = attribute.path + '\0' + attribute.name;
+  count_metadata(counted, attribute_bytes(attribute), "attribute " + attribute.name);
+  auto [position, created] = list.index.try_emplace(std::move(key), list.items.size());
+  if (created) {
+    list.items.push_back(std::move(attribute));
+  } else {
+    counted.shrink(attribute_bytes(list.items[position->second]));
+    list.items[position->second] = std::move(attribute);
+  }
+}
 
 // ---- Writers ---------------------------------------------------------------------------------
 
@@ -141,12 +157,17 @@ void Stream::attach_writer(std::uint32_t rank, const WriterOptions& options, std
   }
   if (auto bound = writer_sessions_.find(rank); bound != writer_sessions_.end()) {
     if (bound->second != session) check_writer(rank, session);  // throws: another connection
-    writer_hosts_[rank] = std::move(hostname);
+    writer_hosts_[rank] = std::move(hostname);  // replaces one counted already (both capped)
     return;
   }
+  MemoryReservation counted;  // kept once the writer is attached
   if (departed_writers_.count(rank)) {
     throw StreamError("writer " + std::to_string(rank) + " has already closed (or lost) stream " +
                       name_ + "; it can attach again once the stream has ended");
+  }
+  if (!writer_hosts_.count(rank)) {
+    count_metadata(counted, 64 + hostname.size(),
+                   "writer " + std::to_string(rank) + "'s host name");
   }
   if (!queue_) {
     stream::StepQueue queue(options.config);
@@ -159,6 +180,7 @@ void Stream::attach_writer(std::uint32_t rank, const WriterOptions& options, std
   }
   writer_sessions_[rank] = session;
   writer_hosts_[rank] = std::move(hostname);
+  metadata_.absorb(std::move(counted));
 }
 
 bool Stream::begin(std::uint32_t rank, std::int64_t step, std::uint64_t session) {
@@ -207,6 +229,15 @@ bool Stream::reserve(std::uint32_t rank, std::int64_t step, std::span<const std:
   return true;
 }
 
+void Stream::confirm_reservation(std::uint32_t rank) {
+  const std::optional<std::int64_t> reserved = queue_ ? queue_->reservation(rank) : std::nullopt;
+  if (!reserved) return;
+  if (auto data = step_data_.find(*reserved); data != step_data_.end()) {
+    data->second.reserved.erase(rank);
+  }
+  queue_->confirm(rank, *reserved);
+}
+
 void Stream::withdraw_reservation(std::uint32_t rank) {
   const std::optional<std::int64_t> reserved = queue_ ? queue_->reservation(rank) : std::nullopt;
   if (!reserved) return;
@@ -236,9 +267,10 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
   check_writer(rank, session);
   StepData& data = open_step(rank, step);
   const std::uint64_t size = check_chunk_shape(request);
-  auto component =
-      std::find_if(data.components.begin(), data.components.end(),
-                   [&](const ComponentData& c) { return c.name == request.component; });
+  auto indexed = data.component_index.find(request.component);
+  auto component = indexed == data.component_index.end()
+                       ? data.components.end()
+                       : data.components.begin() + static_cast<std::ptrdiff_t>(indexed->second);
   if (component != data.components.end() &&
       (component->dtype != request.dtype || component->global_extent != request.global_extent)) {
     throw StreamError("component " + request.component + " of " + step_text(step) + " is " +
@@ -247,6 +279,12 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
                       std::string(dtype_name(request.dtype)) + " with global extent " +
                       format_extent(request.global_extent));
   }
+  // The chunk's table entry (and a new component's name) count against --maxmemory too.
+  MemoryReservation metadata;
+  count_metadata(metadata,
+                 chunk_metadata_bytes(request.global_extent.size()) +
+                     (component == data.components.end() ? 64 + request.component.size() : 0),
+                 "the chunk table of component " + request.component);
   StoredChunk stored;
   if (request.remote != 0) {
     auto node = chunk_nodes_.find(rank);
@@ -276,9 +314,11 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
     created.name = std::move(request.component);
     created.dtype = request.dtype;
     created.global_extent = std::move(request.global_extent);
+    data.component_index.emplace(created.name, data.components.size());
     data.components.push_back(std::move(created));
     component = std::prev(data.components.end());
   }
+  data.metadata.absorb(std::move(metadata));
   const auto id = static_cast<std::uint32_t>(data.chunks.size());
   component->chunks.push_back(
       stream::Chunk{std::move(request.offset), std::move(request.extent), rank});
@@ -306,9 +346,10 @@ std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::in
 void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
   check_writer(rank, session);
   if (attribute.step < 0) {
-    store_attribute(stream_attributes_, std::move(attribute));
+    store_attribute(stream_attributes_, metadata_, std::move(attribute));
   } else {
-    store_attribute(open_step(rank, attribute.step).attributes, std::move(attribute));
+    StepData& data = open_step(rank, attribute.step);
+    store_attribute(data.attributes, data.metadata, std::move(attribute));
   }
 }
 
@@ -332,9 +373,14 @@ void Stream::refuse(std::uint32_t rank, std::int64_t step) {
   }
 }
 
-void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
+void Stream::close_writer(std::uint32_t rank, std::uint64_t session,
+                          std::optional<std::int64_t> open_step) {
   check_writer(rank, session);
-  withdraw_reservation(rank);  // a step it only reserved was never begun: not aborted
+  if (open_step && queue_->reservation(rank) == open_step) {
+    confirm_reservation(rank);  // it began the step it reserved: aborted below
+  } else {
+    withdraw_reservation(rank);  // a step it only reserved was never begun: not aborted
+  }
   std::optional<std::int64_t> open;  // a writer has at most one open step
   for (const auto& [number, data] : step_data_) {
     if (data.begun.count(rank) && !data.ended.count(rank)) open = number;
@@ -350,7 +396,9 @@ void Stream::close_writer(std::uint32_t rank, std::uint64_t session) {
 }
 
 void Stream::fail_writer(std::uint32_t rank) {
-  withdraw_reservation(rank);  // a step it only reserved was never begun: not aborted
+  // A step it reserved counts as begun: its begin of that step sent nothing, so it may have
+  // died inside it, and the step must not complete without it.
+  confirm_reservation(rank);
   std::string reason = "writer " + std::to_string(rank) + " disconnected";
   std::vector<std::int64_t> doomed;  // the steps the queue aborts: begun by it, not ended
   RemoteWork::Drop unclaimed;         // its colocated chunks of them may not be named here yet
@@ -453,6 +501,17 @@ void Stream::join(const std::string& group, std::uint32_t rank, const JoinOption
                         policy_name(options.config.policy) + " and strategy " + options.strategy);
     }
   }
+  // A new group's name and a new reader's host name are kept for the stream's life; a reader
+  // joining again replaces its host name (both are capped).
+  MemoryReservation counted;
+  {
+    auto known = groups_.find(group);
+    const bool new_group = known == groups_.end();
+    const bool new_rank = new_group || !known->second.hostnames.count(rank);
+    count_metadata(counted,
+                   (new_group ? 128 + group.size() : 0) + (new_rank ? 64 + hostname.size() : 0),
+                   reader_text(group, rank) + "'s names");
+  }
   if (queue_) {
     queue_->join(group, rank, options.config);
   } else {
@@ -465,6 +524,7 @@ void Stream::join(const std::string& group, std::uint32_t rank, const JoinOption
   groups_.try_emplace(group, GroupData{options, {}}).first->second.hostnames[rank] =
       std::move(hostname);
   reader_sessions_[key] = session;
+  metadata_.absorb(std::move(counted));
 }
 
 std::optional<StepDelivery> Stream::next(const std::string& group, std::uint32_t rank,
@@ -493,10 +553,10 @@ StepDelivery Stream::make_delivery(const std::string& group,
   out.writers.assign(writer_hosts_.begin(), writer_hosts_.end());
   out.strategy = data.options.strategy;
   out.queue_limit = options_->config.queue_limit;
-  out.attributes = stream_attributes_;
+  out.attributes = stream_attributes_.items;
   if (auto step = step_data_.find(delivery.step); step != step_data_.end()) {
-    out.attributes.insert(out.attributes.end(), step->second.attributes.begin(),
-                          step->second.attributes.end());
+    out.attributes.insert(out.attributes.end(), step->second.attributes.items.begin(),
+                          step->second.attributes.items.end());
     out.components = step->second.components;
     for (const StoredChunk& chunk : step->second.chunks) {
       out.segments.push_back(chunk.segment);
@@ -640,6 +700,17 @@ bool Stream::idle() const {
   return !reachable() && (!queue_ || (queue_->ended() && queue_->held_steps().empty()));
 }
 
+bool Stream::forgettable(Clock::time_point now, std::optional<Clock::time_point>* recheck) {
+  if (!idle()) return false;
+  if (!queue_) return true;
+  if (!kept_until_) {
+    kept_until_ = now + kEndedRunKept;
+    if (recheck != nullptr) *recheck = *kept_until_;
+    return false;
+  }
+  return now >= *kept_until_;
+}
+
 bool Stream::reachable() const {
   return !writer_sessions_.empty() || !reader_sessions_.empty() || !parked_.empty();
 }
@@ -660,6 +731,11 @@ StreamInfo Stream::info() const {
   if (queue_) {
     out.queue = queue_->stats();
     out.ended = queue_->ended();
+  }
+  if (kept_ended()) {
+    out.kept_ms = std::max<std::int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(*kept_until_ - Clock::now())
+               .count());
   }
   for (const auto& [name, group] : groups_) {
     StreamInfo::Group shown;

@@ -121,6 +121,8 @@ struct StreamInfo {
   std::uint64_t segments_made = 0;  ///< over the stream's life
   stream::QueueStats queue;
   bool ended = false;
+  /// An ended run kept for late joiners: milliseconds until it is forgotten; -1 otherwise.
+  std::int64_t kept_ms = -1;
   std::vector<Group> groups;
 };
 
@@ -135,7 +137,10 @@ struct StreamInfo {
 /// requests for a bound rank from another connection are refused.
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
-  explicit Stream(std::string name) : name_(std::move(name)) {}
+  /// `keyspace`: what the stream's metadata (attributes, chunk tables, host and group names) is
+  /// counted against (--maxmemory); null: not counted (tests of the stream alone).
+  explicit Stream(std::string name, Keyspace* keyspace = nullptr)
+      : name_(std::move(name)), keyspace_(keyspace) {}
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
@@ -185,8 +190,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// refused too, so that an END pipelined behind the puts never makes a step visible without
   /// one of them. Nothing happens when the writer has no such open step.
   void refuse(std::uint32_t rank, std::int64_t step);
-  /// The writer is done: StepQueue::close_writer, and the rank is unbound.
-  void close_writer(std::uint32_t rank, std::uint64_t session);
+  /// The writer is done: StepQueue::close_writer, and the rank is unbound. `open`: the step the
+  /// writer closes inside (it began it, perhaps on a reservation, and did not end it), aborted;
+  /// without it a reservation is withdrawn (a writer reserves its next step at each END).
+  void close_writer(std::uint32_t rank, std::uint64_t session,
+                    std::optional<std::int64_t> open = std::nullopt);
   /// The step timeout: aborts `step` if it is still held and incomplete.
   void expire_step(std::int64_t step);
 
@@ -230,9 +238,19 @@ class Stream : public std::enable_shared_from_this<Stream> {
   RemoteWork take_remote_work() { return std::exchange(remote_work_, {}); }
 
   // ---- Introspection -------------------------------------------------------------------------
-  /// True when the stream may be forgotten: no rank bound, nothing parked, and either no writer
-  /// ever attached or it has ended with every step freed.
+  using Clock = std::chrono::steady_clock;
+  /// How long a run that has ended is remembered once idle, so that a group joining late is given
+  /// its end (after the steps it can still read) instead of an empty stream that never ends.
+  static constexpr std::chrono::seconds kEndedRunKept{60};
+  /// True when no rank is bound, nothing is parked, and either no writer ever attached or it has
+  /// ended with every step freed.
   bool idle() const;
+  /// True when the stream may be forgotten at `now`: idle, and either no writer ever attached or
+  /// it is an ended run idle for kEndedRunKept. The first call that finds an ended run idle starts
+  /// that time and sets `*recheck` to when it passes.
+  bool forgettable(Clock::time_point now, std::optional<Clock::time_point>* recheck);
+  /// An ended run kept only for late joiners (idle, its time started): not counted as live.
+  bool kept_ended() const { return kept_until_.has_value() && idle(); }
   /// True while a rank is bound to it or a request is parked on it: someone may still reach it.
   bool reachable() const;
   /// True when it ended because writers failed and nobody is bound to it any more: what it still
@@ -259,8 +277,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // starts if it has not yet.
   void use_reservation(std::uint32_t rank, std::int64_t step, StepData& data);
   // Takes back the step writer `rank` reserved and has not used, if any (StepQueue::withdraw):
-  // when it closes or disconnects.
+  // when it closes outside a step.
   void withdraw_reservation(std::uint32_t rank);
+  // Makes the step writer `rank` reserved and has not used, if any, an ordinary begun step
+  // (StepQueue::confirm): when it fails, or closes inside that step, so the step is aborted.
+  void confirm_reservation(std::uint32_t rank);
   StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery) const;
   void fail_writer(std::uint32_t rank);
   // Aborted steps, so that a surviving writer still busy with one is told so (StreamAborted)
@@ -288,12 +309,23 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::map<ReaderKey, std::int64_t> holding_;  // step each reader was handed and holds
   std::set<std::uint64_t> hooked_sessions_;
   std::optional<unsigned> home_io_thread_;
-  std::vector<Attribute> stream_attributes_;
+  // Counts `bytes` of metadata (`what`, for the error) against --maxmemory into `into`; throws
+  // StreamOutOfMemory (nothing counted) when they do not fit.
+  void count_metadata(MemoryReservation& into, std::size_t bytes, const std::string& what);
+  // Sets `attribute` in `list`, counting it into `counted` (a replaced value is given back).
+  void store_attribute(AttributeList& list, MemoryReservation& counted, Attribute attribute);
+
+  Keyspace* const keyspace_;
+  // Stream-level attributes, and the host and group names of every writer and reader that ever
+  // attached, counted against --maxmemory for the stream's life.
+  AttributeList stream_attributes_;
+  MemoryReservation metadata_;
   std::map<std::int64_t, StepData> step_data_;  // held steps
   std::size_t bytes_held_ = 0;
   SegmentPool segments_;
   std::list<std::shared_ptr<ParkedRequest>> parked_;
   std::vector<std::pair<std::int64_t, std::chrono::milliseconds>> new_deadlines_;
+  std::optional<Clock::time_point> kept_until_;  // an ended run: forgotten at this time
 };
 
 }  // namespace slipstream::server

@@ -14,6 +14,7 @@ namespace slipstream::server {
 namespace {
 
 constexpr std::size_t kMaxComponentName = 256;
+constexpr std::size_t kMaxDimensions = 32;
 
 // A copy of a client's argument for an error message, cut short so errors stay small.
 std::string shown(std::string_view text) {
@@ -81,6 +82,10 @@ std::int64_t parse_milliseconds(std::string_view text, std::string_view what) {
 
 std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what) {
   auto values = stream::parse_extent_list(text);
+  if (values && values->size() > kMaxDimensions) {
+    throw StreamError(std::string(what) + " has " + std::to_string(values->size()) +
+                      " dimensions; at most " + std::to_string(kMaxDimensions) + " are allowed");
+  }
   if (!values) {
     throw StreamError(std::string(what) +
                       " must be a comma-separated list of unsigned integers such as 64,32,32, "
@@ -105,6 +110,13 @@ void check_component_name(std::string_view name) {
           "such as meshes/E/x), got '" +
           shown(name) + "'");
     }
+  }
+}
+
+void check_name(std::string_view name, std::string_view what, std::size_t most) {
+  if (name.empty() || name.size() > most) {
+    throw StreamError(std::string(what) + " must be 1 to " + std::to_string(most) +
+                      " bytes, got " + std::to_string(name.size()));
   }
 }
 
@@ -148,6 +160,13 @@ void parse_attribute_value(std::string_view type, std::span<const Buffer> values
   if (singular && values.size() != 1) {
     throw StreamError("attribute type " + std::string(attribute_type_name(attribute.type)) +
                       " takes exactly 1 value, got " + std::to_string(values.size()));
+  }
+  std::size_t total = 0;
+  for (const Buffer& value : values) total += value.size();
+  if (total > kMaxAttributeBytes) {
+    throw StreamError("attribute " + shown(attribute.name) + " has " + std::to_string(total) +
+                      " bytes of values; at most " + std::to_string(kMaxAttributeBytes) +
+                      " are allowed (store large data as a component)");
   }
   for (const Buffer& value : values) {
     const std::string_view text = value.view();

@@ -3,6 +3,7 @@
 // wrong and what was expected.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -25,7 +26,7 @@ std::uint64_t parse_id(std::string_view text, std::string_view what);
 /// Milliseconds >= 0 (0 = no limit).
 std::int64_t parse_milliseconds(std::string_view text, std::string_view what);
 
-/// A comma-separated list of at least one unsigned decimal integer ("64,32,32").
+/// A comma-separated list of 1 to 32 unsigned decimal integers ("64,32,32").
 std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what);
 /// The inverse of parse_extent.
 std::string format_extent(const std::vector<std::uint64_t>& extent);
@@ -34,7 +35,15 @@ std::string format_extent(const std::vector<std::uint64_t>& extent);
 /// without spaces (`meshes/E/x`, `particles/e/position/x`).
 void check_component_name(std::string_view name);
 
-/// Parses SS.STREAM.ATTR's type and values into `attribute` (singular types take exactly one
+/// Most bytes a host, group or attribute name may have, and an attribute's values together.
+constexpr std::size_t kMaxHostName = 255;
+constexpr std::size_t kMaxGroupName = 256;
+constexpr std::size_t kMaxAttributeName = 256;
+constexpr std::size_t kMaxAttributeBytes = std::size_t{1} << 20;
+/// Throws unless `name` has 1 to `most` bytes; `what` names it ("host name").
+void check_name(std::string_view name, std::string_view what, std::size_t most);
+
+/// Parses SS.STREAM.ATTR's type and values (at most kMaxAttributeBytes of them together) into `attribute` (singular types take exactly one
 /// value; ints are int64 and floats double, parsed strictly).
 void parse_attribute_value(std::string_view type, std::span<const Buffer> values,
                            Attribute& attribute);

@@ -3,6 +3,11 @@
 #include "server/stream/stream_commands.hpp"
 
 #include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
 
 #include "server/commands/command_util.hpp"
 #include "server/net/reply.hpp"
@@ -126,10 +131,47 @@ SegmentPool::Create segment_maker(CommandContext& c) {
   };
 }
 
+namespace {
+
+// A chunk's bytes copied out of its writer segment for a socket reply, with the memory it takes
+// counted against --maxmemory until the reply has been written.
+struct ChunkCopy {
+  Buffer bytes;
+  MemoryReservation reservation;
+};
+
+}  // namespace
+
 void write_chunks(CommandContext& c, const std::vector<ChunkBytes>& chunks, bool by_descriptor) {
   if (by_descriptor) {
     for (const ChunkBytes& chunk : chunks) {
       if (chunk.segment) c.reply.pass_fd(chunk.segment->fd(), chunk.segment);
+    }
+  }
+  // A chunk in a writer segment is copied for a socket reply: once its step is freed the segment
+  // is lent to its writer again, which a pipelined RELEASE (or a free from the stream's shard)
+  // could do before this reply is written. It is copied once however often the request names it,
+  // and every copy must fit in --maxmemory before anything is written: a request naming one large
+  // chunk many times costs one copy, and never grows the server past its limit.
+  std::map<std::pair<const ShmWriterSegment*, std::size_t>, std::shared_ptr<const ChunkCopy>>
+      copies;
+  if (!by_descriptor) {
+    for (const ChunkBytes& chunk : chunks) {
+      if (chunk.heap || !chunk.segment) continue;
+      auto& copy = copies[{chunk.segment.get(), chunk.size}];
+      if (copy) continue;
+      std::optional<MemoryReservation> reservation = c.server.keyspace().reserve(chunk.size);
+      std::optional<Buffer> bytes;
+      if (reservation) bytes = Buffer::try_uninitialized(chunk.size);
+      if (!bytes) {
+        throw StreamOutOfMemory(
+            "copying the chunks for the reply needs " + std::to_string(chunk.size) +
+            " bytes more than maxmemory allows (" + std::to_string(c.server.keyspace().used_memory()) +
+            " of " + std::to_string(c.server.keyspace().max_memory()) +
+            " bytes used); read them through shared memory (SS.STREAM.VIEW) or fewer at a time");
+      }
+      std::memcpy(bytes->data(), chunk.segment->data(), chunk.size);
+      copy = std::make_shared<const ChunkCopy>(ChunkCopy{std::move(*bytes), std::move(*reservation)});
     }
   }
   c.reply.array(chunks.size());
@@ -141,10 +183,8 @@ void write_chunks(CommandContext& c, const std::vector<ChunkBytes>& chunks, bool
       c.reply.integer(static_cast<std::int64_t>(chunk.segment->id()));
       c.reply.integer(static_cast<std::int64_t>(chunk.segment->size()));
     } else {
-      // A copy: once its step is freed the segment is lent to its writer again, which a
-      // pipelined RELEASE (or a free from the stream's shard) could do before this reply is
-      // written.
-      c.reply.bulk(std::string_view(chunk.segment->data(), chunk.size));
+      const auto& copy = copies.at({chunk.segment.get(), chunk.size});
+      c.reply.bulk_shared(copy, copy->bytes.view());
     }
   }
 }

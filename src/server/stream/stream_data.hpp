@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/buffer.hpp"
@@ -31,6 +32,27 @@ struct Attribute {
   std::vector<std::int64_t> ints;
   std::vector<double> floats;
 };
+
+/// Attributes in first-set order, indexed by (path, name); a later set replaces the value. Each
+/// is counted against --maxmemory (Stream::count_metadata) by what attribute_bytes() says.
+struct AttributeList {
+  std::vector<Attribute> items;
+  std::unordered_map<std::string, std::size_t> index;  // path + '\0' + name -> position in items
+};
+
+/// What an attribute costs the server, counted against --maxmemory: its path, name and values,
+/// and the bookkeeping around them.
+inline std::size_t attribute_bytes(const Attribute& attribute) {
+  std::size_t bytes = 192 + attribute.path.size() + attribute.name.size() +
+                      8 * (attribute.ints.size() + attribute.floats.size());
+  for (const std::string& text : attribute.strings) bytes += 32 + text.size();
+  return bytes;
+}
+
+/// What a chunk's table entry costs the server beyond its bytes.
+inline std::size_t chunk_metadata_bytes(std::size_t dimensions) {
+  return 128 + 3 * 8 * dimensions;
+}
 
 /// A record component of one step: its dtype, global extent and chunk table. chunk_ids[i] is
 /// the step-wide id of chunks[i] (its index in StepData::chunks).
@@ -68,8 +90,11 @@ struct ChunkBytes {
 /// One held step.
 struct StepData {
   std::vector<ComponentData> components;  ///< in first-put order
+  std::unordered_map<std::string, std::size_t> component_index;  ///< name -> position
   std::vector<StoredChunk> chunks;        ///< by chunk id, in put order
-  std::vector<Attribute> attributes;      ///< in first-set order; a later set replaces the value
+  AttributeList attributes;
+  /// The chunk tables and attributes, counted against --maxmemory until the step is freed.
+  MemoryReservation metadata;
   std::set<std::uint32_t> begun, ended;   ///< writer ranks
   std::set<std::uint32_t> refused;        ///< writers with a chunk or attribute refused (Stream::refuse)
   std::set<std::uint32_t> reserved;       ///< writers that reserved the step and have not used it

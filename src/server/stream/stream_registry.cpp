@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "server/stream/stream.hpp"
 #include "server/stream/stream_error.hpp"
@@ -74,18 +75,18 @@ void StreamRegistry::with_current(std::string_view name, const Operation& operat
       std::lock_guard stream_lock(old->mutex());
       if (old->stale()) current = nullptr;
     }
-    if (!current) current = std::make_shared<Stream>(std::string(name));
+    if (!current) current = std::make_shared<Stream>(std::string(name), keyspace_);
     stream = current;
     try {
       idle = run_locked(*stream, operation);
     } catch (...) {
       std::lock_guard stream_lock(stream->mutex());
-      if (stream->idle()) current_.erase(std::string(name));  // created for nothing
+      if (forget_now(stream)) current_.erase(std::string(name));  // created for nothing
       throw;
     }
     if (idle) {
       std::lock_guard stream_lock(stream->mutex());
-      if (stream->idle()) current_.erase(std::string(name));
+      if (forget_now(stream)) current_.erase(std::string(name));
     }
   }
 }
@@ -102,19 +103,19 @@ void StreamRegistry::with_writer(std::string_view name, std::uint32_t rank,
       current = nullptr;
     }
   }
-  if (!current) current = std::make_shared<Stream>(std::string(name));
+  if (!current) current = std::make_shared<Stream>(std::string(name), keyspace_);
   std::shared_ptr<Stream> stream = current;
   bool idle = false;
   try {
     idle = run_locked(*stream, operation);
   } catch (...) {
     std::lock_guard stream_lock(stream->mutex());
-    if (stream->idle()) current_.erase(std::string(name));
+    if (forget_now(stream)) current_.erase(std::string(name));
     throw;
   }
   if (idle) {
     std::lock_guard stream_lock(stream->mutex());
-    if (stream->idle()) current_.erase(std::string(name));
+    if (forget_now(stream)) current_.erase(std::string(name));
   }
 }
 
@@ -128,15 +129,26 @@ void StreamRegistry::with_stream(const std::shared_ptr<Stream>& stream,
   if (idle) collect(stream);
 }
 
-// A current stream goes once idle (ended, every step freed, nobody bound). A replaced one goes
-// as soon as nobody can reach it: no new reader or writer ever finds it, so the steps it still
-// holds can never be read.
+bool StreamRegistry::forget_now(const std::shared_ptr<Stream>& stream) {
+  std::optional<DeadlineTimer::Clock::time_point> recheck;
+  if (stream->forgettable(DeadlineTimer::Clock::now(), &recheck)) return true;
+  if (recheck) {
+    deadlines_.schedule(*recheck, [this, weak = std::weak_ptr<Stream>(stream)] {
+      if (auto kept = weak.lock()) collect(kept);
+    });
+  }
+  return false;
+}
+
+// A current stream goes once idle (ended, every step freed, nobody bound), an ended run
+// Stream::kEndedRunKept later. A replaced one goes as soon as nobody can reach it: no new reader
+// or writer ever finds it, so the steps it still holds can never be read.
 void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
   std::unique_lock lock(mutex_);
   std::lock_guard stream_lock(stream->mutex());
   const std::string& name = stream->name();
   if (auto current = current_.find(name); current != current_.end() && current->second == stream) {
-    if (stream->idle()) current_.erase(current);
+    if (forget_now(stream)) current_.erase(current);
     return;
   }
   if (stream->reachable()) return;
@@ -151,6 +163,10 @@ StreamTotals StreamRegistry::totals() const {
   std::shared_lock lock(mutex_);
   auto add = [&](const std::shared_ptr<Stream>& stream) {
     std::lock_guard stream_lock(stream->mutex());
+    if (stream->kept_ended()) {
+      ++out.ended_kept;
+      return;
+    }
     ++out.streams;
     out.bytes_held += stream->bytes_held();
     out.steps_held += stream->steps_held();

@@ -17,12 +17,14 @@
 
 namespace slipstream::server {
 
+class Keyspace;
 class Stream;
 struct RemoteWork;
 
 /// Figures for INFO's "# Streams" section.
 struct StreamTotals {
-  std::size_t streams = 0;
+  std::size_t streams = 0;  ///< live: not counting ended runs kept for late joiners
+  std::size_t ended_kept = 0;
   std::size_t bytes_held = 0;
   std::size_t steps_held = 0;
   std::size_t segment_bytes = 0;  ///< shared-memory segments lent to writers
@@ -30,6 +32,9 @@ struct StreamTotals {
 
 /// Thread safety: every member function is thread-safe. Lock order: the registry's lock, then
 /// one stream's lock; operations run with both held, so they must be short and must not block.
+///
+/// Ended runs: a stream whose run has ended is kept, idle, for Stream::kEndedRunKept, so that a
+/// group joining late gets its end; a writer attaching replaces it at once.
 ///
 /// Incarnations: when a writer attaches to a stream that has ended (and the rank is not attached
 /// to it any more), the stream is replaced by a fresh one under the same name. The old one is
@@ -66,18 +71,25 @@ class StreamRegistry {
   /// Cluster mode: receives, after each settle, what a stream asks other members to do (free
   /// colocated chunks). Runs with the stream locked: it must only queue the work. Set before
   /// serving.
+  /// What new streams count their metadata against (--maxmemory). Set before serving.
+  void set_keyspace(Keyspace* keyspace) { keyspace_ = keyspace; }
+
   using RemoteSink = std::function<void(const std::string& stream, RemoteWork& work)>;
   void set_remote_sink(RemoteSink sink) { remote_sink_ = std::move(sink); }
 
  private:
   // Runs the operation with the stream locked, then settles it; true when it is idle after.
   bool run_locked(Stream& stream, const Operation& operation);
-  // Forgets `stream` if it is still idle.
+  // Forgets `stream` if it is still idle (an ended run once its time is up).
   void collect(const std::shared_ptr<Stream>& stream);
+  // With the stream locked: Stream::forgettable now; when it starts an ended run's time, a
+  // collect() is scheduled for when it passes.
+  bool forget_now(const std::shared_ptr<Stream>& stream);
   // The stream the registry's lock must be held for; null when there is none.
   std::shared_ptr<Stream> find_locked(std::string_view name, const BoundHere& bound_here) const;
 
   RemoteSink remote_sink_;
+  Keyspace* keyspace_ = nullptr;
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::shared_ptr<Stream>, std::less<>> current_;  // guarded by mutex_
   std::map<std::string, std::vector<std::shared_ptr<Stream>>, std::less<>>

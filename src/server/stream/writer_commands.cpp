@@ -79,7 +79,7 @@ Outcome write(CommandContext& c) {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
     const std::uint32_t writers = parse_count(c.arg(3), "writers", 1);
     const std::string hostname(c.arg(4));
-    if (hostname.empty()) throw StreamError("hostname must not be empty");
+    check_name(hostname, "hostname", kMaxHostName);
     std::string chunks_on;
     const WriterOptions options = parse_writer_options(c, writers, chunks_on);
     std::optional<ChunkNode> chunk_node;
@@ -247,7 +247,7 @@ Outcome attr(CommandContext& c) {
       attribute.path = std::string(c.arg(4));
       if (attribute.path != "/") check_component_name(attribute.path);
       attribute.name = std::string(c.arg(5));
-      if (attribute.name.empty()) throw StreamError("attribute name must not be empty");
+      check_name(attribute.name, "attribute name", kMaxAttributeName);
       parse_attribute_value(c.arg(6), std::span<const Buffer>(c.args).subspan(7), attribute);
       const std::uint64_t session = c.session.id();
       c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
@@ -308,13 +308,20 @@ Outcome end(CommandContext& c) {
   });
 }
 
-// SS.STREAM.CLOSE stream rank
+// SS.STREAM.CLOSE stream rank [OPEN step]
 Outcome close(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
+    std::optional<std::int64_t> open;
+    if (c.argc() > 3) {
+      if (c.argc() != 5 || !equals_nocase(c.arg(3), "OPEN")) {
+        throw StreamError("expected OPEN step after the writer rank");
+      }
+      open = parse_step(c.arg(4));
+    }
     const std::uint64_t session = c.session.id();
     c.server.streams().with_existing(c.arg(1), writer_here(rank, session),
-                                     [&](Stream& s) { s.close_writer(rank, session); });
+                                     [&](Stream& s) { s.close_writer(rank, session, open); });
     c.reply.simple("OK");
     return Outcome::kDone;
   });
@@ -359,8 +366,10 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
      "Ends a step for this writer; it becomes visible once every writer has ended it: +OK. With "
      "NEXT, also reserves the writer's next step if a slot is free now, with segments of the "
      "sizes lent for it: [1|0 reserved, SEGMENTS reply or nil]."},
-    {"SS.STREAM.CLOSE", 3, kWrite, 1, 1, 1, close, "stream", "stream rank",
-     "The writer is done with the stream; readers get end once every writer has closed: +OK."},
+    {"SS.STREAM.CLOSE", -3, kWrite, 1, 1, 1, close, "stream", "stream rank [OPEN step]",
+     "The writer is done with the stream; readers get end once every writer has closed: +OK. "
+     "OPEN: the writer closes inside that step (begun, on a reservation too, and not ended), "
+     "which is aborted for every group."},
   });
 }
 // clang-format on
