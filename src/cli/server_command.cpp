@@ -92,12 +92,21 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->default_str("yes");
   cmd->add_option("--threads", options->threads, "I/O threads (0: one per CPU this process may run on)")
       ->capture_default_str();
-  cmd->add_option("--maxmemory", options->max_memory,
-                  "Refuse writes (-OOM) beyond this many bytes of data (0: no limit)")
-      ->capture_default_str();
-  cmd->add_option("--shm-size", options->shm_size,
-                  "Bytes of shared memory for local clients' fast path (0: off)")
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--maxmemory",
+         [options](const std::string& text) {
+           options->max_memory = parse_size_option("--maxmemory", text);
+         },
+         "Refuse writes (-OOM) beyond this many bytes of data, in Redis's units (4gb, 512mb; 0: "
+         "no limit)")
+      ->default_str(std::to_string(options->max_memory));
+  cmd->add_option_function<std::string>(
+         "--shm-size",
+         [options](const std::string& text) {
+           options->shm_size = parse_size_option("--shm-size", text);
+         },
+         "Bytes of shared memory for local clients' fast path, in Redis's units (0: off)")
+      ->default_str(std::to_string(options->shm_size));
   auto no_shm = std::make_shared<bool>(false);
   cmd->add_flag("--no-shm", *no_shm, "Disable the shared-memory fast path (as --shm-size 0)");
   cmd->add_option("--requirepass", options->password,
@@ -105,9 +114,16 @@ std::function<int()> add_server_command(CLI::App& app) {
                   "--requirepass-file or SLIPSTREAM_PASSWORD)");
   cmd->add_option("--requirepass-file", *password_file,
                   "Read the password from the first line of this file");
-  cmd->add_option("--max-bulk-len", options->max_bulk_len,
-                  "Largest single argument in bytes; longer ones are refused unread")
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--max-bulk-len",
+         [options](const std::string& text) {
+           options->max_bulk_len = parse_size_option("--max-bulk-len", text);
+           if (options->max_bulk_len < (std::size_t{1} << 20)) {  // as CONFIG SET refuses
+             throw CLI::ValidationError("--max-bulk-len", "must be at least 1mb (1048576)");
+           }
+         },
+         "Largest single argument (at least 1mb); longer ones are refused unread")
+      ->default_str(std::to_string(options->max_bulk_len));
   cmd->add_option_function<std::string>(
          "--max-pending-input",
          [options](const std::string& text) {

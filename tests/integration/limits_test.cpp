@@ -126,6 +126,26 @@ TEST(ConfigTest, GetSetSubset) {
   EXPECT_TRUE(c.call({"CONFIG", "SET", "port", "1"}).is_error());  // read-only
 }
 
+// BUG (issue 26.D9): `--maxmemory 4gb`, as docs/launcher.md writes it, was refused (bytes only),
+// and `CONFIG SET proto-max-bulk-len 0` was accepted, after which every ordinary request was
+// refused. Sizes take Redis's units; a bulk limit below 1mb is refused, as Redis refuses it.
+TEST(ConfigTest, SizesTakeRedisUnitsAndTheBulkLimitCannotBreakTheProtocol) {
+  ServerProcess server({"--maxmemory", "4gb", "--max-bulk-len", "2mb"});
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "maxmemory"}).str(), "[$maxmemory, $4294967296]");
+  EXPECT_EQ(c.call({"CONFIG", "GET", "proto-max-bulk-len"}).str(),
+            "[$proto-max-bulk-len, $2097152]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "maxmemory", "64mb"}).is_ok());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "maxmemory"}).str(), "[$maxmemory, $67108864]");
+  for (const char* bad : {"0", "1", "1048575", "-1", "lots"}) {
+    EXPECT_TRUE(c.call({"CONFIG", "SET", "proto-max-bulk-len", bad}).is_error()) << bad;
+  }
+  EXPECT_EQ(c.call({"CONFIG", "GET", "proto-max-bulk-len"}).str(),
+            "[$proto-max-bulk-len, $2097152]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "proto-max-bulk-len", "1mb"}).is_ok());
+  EXPECT_TRUE(c.call({"SET", "k", std::string(4096, 'x')}).is_ok());  // still usable
+}
+
 // Redis settings that clients set (SmartRedis's config_set sends lua-time-limit) are accepted,
 // checked, stored and answered, though they change nothing here; unknown names stay refused,
 // and a bad pair changes nothing.

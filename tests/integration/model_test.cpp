@@ -235,6 +235,20 @@ TEST_F(ModelTest, InfoCountsAndResets) {
   EXPECT_EQ(c_.call({"AI.INFO", "nope"}).str(), "-ERR cannot find run info for key");
 }
 
+// BUG (issue 26.D4): a TIMEOUT of 2^63-1 ms overflowed the run's deadline into the past, and the
+// run answered TIMEDOUT at once. Timeouts saturate at about 34 years.
+TEST_F(ModelTest, HugeTimeoutsMeanNoTimeout) {
+  ASSERT_TRUE(c_.call({"AI.SCRIPTSTORE", "huge", "CPU", "ENTRY_POINTS", "1", "twice", "SOURCE",
+                       "def twice(tensors: List[Tensor], keys: List[str], args: List[str]):\n"
+                       "    return tensors[0] * 2\n"})
+                  .is_ok());
+  ASSERT_TRUE(c_.call({"AI.TENSORSET", "huge_in", "FLOAT", "2", "VALUES", "1", "2"}).is_ok());
+  EXPECT_TRUE(c_.call({"AI.SCRIPTEXECUTE", "huge", "twice", "INPUTS", "1", "huge_in", "OUTPUTS",
+                       "1", "huge_out", "TIMEOUT", "9223372036854775807"})
+                  .is_ok());
+  EXPECT_EQ(c_.call({"AI.TENSORGET", "huge_out", "VALUES"}).str(), "[$2, $4]");
+}
+
 TEST_F(ModelTest, ScriptsBothForms) {
   const std::string source =
       "def add(tensors: List[Tensor], keys: List[str], args: List[str]):\n"

@@ -573,6 +573,21 @@ TEST_F(StreamTest, StepTimeoutAbortsTheStep) {
             "[$skipped, :0, $step 0 timed out after 2000 ms: writer 1 had not ended it]");
 }
 
+// BUG (issue 26.D4): timeouts of 2^63-1 ms overflowed their deadlines into the past: NEXT answered
+// nil at once and STEP-TIMEOUT aborted every step. They saturate at about 34 years.
+TEST_F(StreamTest, HugeTimeoutsMeanNoTimeout) {
+  const std::string s = stream_name();
+  const std::string huge = "9223372036854775807";
+  RawClient writer = client(), reader = client();
+  ok(writer, {"SS.STREAM.WRITE", s, "0", "1", "node0", "STEP-TIMEOUT", huge});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  reader.send({"SS.STREAM.NEXT", s, "g", "0", "TIMEOUT", huge});
+  ok(writer, {"SS.STREAM.BEGIN", s, "0", "0", "TIMEOUT", huge});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // an expired deadline fires here
+  ok(writer, {"SS.STREAM.END", s, "0", "0"});
+  EXPECT_EQ(parse_step(reader.read_reply()).number, 0);
+}
+
 TEST_F(StreamTest, TimeoutRepliesNil) {
   const std::string s = stream_name();
   RawClient writer = client(), reader = client();

@@ -31,6 +31,20 @@ TEST_F(WaitTest, ReturnsAtOnceWhenKeysExist) {
   EXPECT_TRUE(c.call({"SS.WAIT", "w:a", "TIMEOUT", "1000"}).is_ok());
 }
 
+// BUG (issue 26.D4): a TIMEOUT of 2^63-1 ms overflowed the timer's deadline into the past and the
+// wait answered nil at once. Timeouts saturate at about 34 years: the wait is woken by the write.
+TEST_F(WaitTest, HugeTimeoutsMeanNoTimeout) {
+  RawClient waiter = client();
+  RawClient writer = client();
+  waiter.send({"SS.WAIT", "w:huge", "TIMEOUT", "9223372036854775807"});
+  waiter.send({"SS.WAITLEN", "w:hugelist", "1", "TIMEOUT", "9223372036854775807"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a nil at once would be there
+  ASSERT_TRUE(writer.call({"SET", "w:huge", "1"}).is_ok());
+  EXPECT_TRUE(waiter.read_reply().is_ok());
+  ASSERT_EQ(writer.call({"RPUSH", "w:hugelist", "a"}).integer, 1);
+  EXPECT_EQ(waiter.read_reply().str(), ":1");
+}
+
 TEST_F(WaitTest, WakesWhenAnotherClientWritesTheLastKey) {
   RawClient waiter = client();
   RawClient writer = client();

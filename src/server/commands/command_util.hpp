@@ -5,7 +5,9 @@
 #include <strings.h>
 
 #include <cctype>
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <string>
 #include <cstdint>
 #include <optional>
@@ -49,6 +51,15 @@ inline std::optional<std::int64_t> parse_int(std::string_view text) noexcept {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+/// The longest wait a timeout argument means: 2^40 ms, about 34 years. Longer ones are taken as
+/// this (a clock's deadline of now + 2^63 ms would overflow to the past and expire at once).
+inline constexpr std::int64_t kLongestTimeoutMs = std::int64_t{1} << 40;
+
+/// `ms` (>= 0) saturated at kLongestTimeoutMs.
+inline std::chrono::milliseconds saturated_timeout(std::int64_t ms) noexcept {
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(ms, 0, kLongestTimeoutMs));
 }
 
 }  // namespace slipstream::server

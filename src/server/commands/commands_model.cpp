@@ -100,7 +100,7 @@ bool parse_store(CommandContext& c, bool legacy, StoreRequest& request) {
       c.reply.error("ERR MINBATCHTIMEOUT specified without MINBATCHSIZE");
       return false;
     }
-    m.batching.min_batch_timeout = std::chrono::milliseconds(timeout_ms);
+    m.batching.min_batch_timeout = saturated_timeout(static_cast<std::int64_t>(timeout_ms));
     i += 2;
   }
   if (m.batching.min_batch_size > m.batching.batch_size) {

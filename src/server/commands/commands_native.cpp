@@ -28,7 +28,7 @@ Outcome park(CommandContext& c, std::vector<std::string> keys, std::function<boo
   WaitRegistry& registry = c.server.waits();
   c.session.on_close_while_parked([&registry, wait] { registry.cancel(wait); });
   if (timeout_ms > 0) {
-    c.session.arm_timer(std::chrono::milliseconds(timeout_ms),
+    c.session.arm_timer(saturated_timeout(timeout_ms),
                         [&registry, wait] { registry.expire(wait); });
   }
   registry.add(wait);  // completes at once if the condition already holds

@@ -289,10 +289,15 @@ struct ConfigParam {
   bool protected_config = false;
 };
 
-std::string set_size(std::string_view value, const std::function<void(std::size_t)>& apply) {
-  auto parsed = parse_int(value);
-  if (!parsed || *parsed < 0) return "argument must be a non-negative integer";
-  apply(static_cast<std::size_t>(*parsed));
+// A byte count in Redis's units (4294967296, 4gb, 100mb), at least `least`.
+std::string set_size(std::string_view value, const std::function<void(std::size_t)>& apply,
+                     std::size_t least = 0) {
+  auto parsed = parse_memory_size(value);
+  if (!parsed) return "argument must be a memory value (bytes, or with a unit: 100mb, 4gb)";
+  if (*parsed < least) {
+    return "argument must be at least " + std::to_string(least) + " bytes";
+  }
+  apply(*parsed);
   return {};
 }
 
@@ -372,7 +377,9 @@ std::vector<ConfigParam> make_config_params() {
        }},
       {"proto-max-bulk-len", [](Server& s) { return std::to_string(s.max_bulk_len()); },
        [](Server& s, std::string_view v) {
-         return set_size(v, [&](std::size_t n) { s.set_max_bulk_len(n); });
+         // Below 1mb, ordinary requests (a model, a SmartRedis tensor) would be refused: the
+         // server would be unusable until someone undid it.
+         return set_size(v, [&](std::size_t n) { s.set_max_bulk_len(n); }, std::size_t{1} << 20);
        }},
       // Client memory bounds (net/client_limits.hpp); sizes take Redis's units (64mb, 1gb).
       {"client-query-buffer-limit",

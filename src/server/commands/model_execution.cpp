@@ -81,7 +81,7 @@ bool parse_execute_timeout(CommandContext& c, std::size_t index,
     c.reply.error("ERR Invalid value for TIMEOUT");
     return false;
   }
-  timeout = std::chrono::milliseconds(*ms);
+  timeout = saturated_timeout(*ms);
   return true;
 }
 

@@ -77,7 +77,7 @@ std::int64_t parse_milliseconds(std::string_view text, std::string_view what) {
     throw StreamError(std::string(what) + " must be milliseconds >= 0 (0: no limit), got '" +
                       shown(text) + "'");
   }
-  return *value;
+  return saturated_timeout(*value).count();  // a deadline of now + 2^63 ms would be in the past
 }
 
 std::vector<std::uint64_t> parse_extent(std::string_view text, std::string_view what) {
