@@ -115,6 +115,18 @@ int run_info(const std::string& address, const std::string& stream) {
   return 0;
 }
 
+int run_delete(const std::string& address, const std::vector<std::string>& streams) {
+  ClientOptions options;
+  options.address = address;
+  Client client(options);
+  for (const std::string& stream : streams) {  // one at a time: in a cluster each has its shard
+    const Reply reply = client.command({"SS.STREAM.DELETE", stream});
+    std::cout << "stream '" << stream << "': "
+              << (reply.is_integer() && reply.integer > 0 ? "deleted" : "no such stream") << "\n";
+  }
+  return 0;
+}
+
 int without_hdf5(const char* command) {
   std::cerr << "slipstream stream " << command
             << ": this slipstream was built without HDF5, so it cannot read or write openPMD "
@@ -127,6 +139,7 @@ int without_hdf5(const char* command) {
 std::function<int()> add_stream_command(CLI::App& app) {
   struct Settings {
     std::string info_address, info_stream;
+    std::vector<std::string> delete_streams;
     DumpSettings dump;
     ReplaySettings replay;
     int dump_timeout_ms = 0;
@@ -140,6 +153,13 @@ std::function<int()> add_stream_command(CLI::App& app) {
   info->add_option("--address", settings->info_address,
                    "Server address (default: SLIPSTREAM_ADDRESS, then SSDB)");
   info->add_option("name", settings->info_stream, "Stream name")->required();
+
+  CLI::App* erase = cmd->add_subcommand(
+      "delete", "Delete streams now, with every step they hold; their writers and readers get "
+                "errors from then on");
+  erase->add_option("--address", settings->info_address,
+                    "Server address (default: SLIPSTREAM_ADDRESS, then SSDB)");
+  erase->add_option("names", settings->delete_streams, "Stream names")->required();
 
   CLI::App* dump = cmd->add_subcommand(
       "dump", "Join a reader group and write every step as an openPMD 1.1.0 HDF5 series");
@@ -179,8 +199,9 @@ std::function<int()> add_stream_command(CLI::App& app) {
                      "Reader groups to wait for before steps no group wants may be dropped")
       ->capture_default_str();
 
-  return [settings, info, dump, replay]() -> int {
+  return [settings, info, erase, dump, replay]() -> int {
     if (info->parsed()) return run_info(settings->info_address, settings->info_stream);
+    if (erase->parsed()) return run_delete(settings->info_address, settings->delete_streams);
     if (dump->parsed()) {
       if (!have_hdf5()) return without_hdf5("dump");
       settings->dump.timeout = std::chrono::milliseconds(settings->dump_timeout_ms);

@@ -691,6 +691,13 @@ TEST_F(StreamTest, InfoHasAStreamsSection) {
   EXPECT_GE(info_field(writer, s, "bytes_held"), 3);
 }
 
+// INFO memory's used_memory.
+std::size_t used_memory(RawClient& c) {
+  const std::string info = c.call({"INFO", "memory"}).text;
+  const std::size_t at = info.find("used_memory:") + std::strlen("used_memory:");
+  return std::stoull(info.substr(at));
+}
+
 TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
   ServerProcess server({"--maxmemory", "1000000"});
   RawClient writer = RawClient::tcp(server.port()), reader = RawClient::tcp(server.port());
@@ -698,11 +705,7 @@ TEST(StreamMemoryTest, MaxMemoryRefusesAPutThatDoesNotFit) {
   ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0"}).is_ok());
   ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}).is_ok());
   ASSERT_TRUE(writer.call({"SS.STREAM.BEGIN", s, "0", "0"}).is_ok());
-  auto used = [&] {
-    const std::string info = writer.call({"INFO", "memory"}).text;
-    const std::size_t at = info.find("used_memory:") + std::strlen("used_memory:");
-    return std::stoull(info.substr(at));
-  };
+  auto used = [&] { return used_memory(writer); };
   const auto before = used();
   RespReply refused = writer.call({"SS.STREAM.PUT", s, "0", "0", "c", "UINT8", "2000000", "0",
                                    "2000000", std::string(2000000, 'x')});
@@ -730,11 +733,7 @@ TEST(StreamMemoryTest, MetadataCountsAgainstMaxMemoryAndHasCaps) {
   ServerProcess server({"--maxmemory", std::to_string(4 << 20)});
   RawClient writer = RawClient::tcp(server.port()), reader = RawClient::tcp(server.port());
   const std::string s = "s:metadata";
-  auto used = [&] {
-    const std::string info = writer.call({"INFO", "memory"}).text;
-    const std::size_t at = info.find("used_memory:") + std::strlen("used_memory:");
-    return std::stoull(info.substr(at));
-  };
+  auto used = [&] { return used_memory(writer); };
   const auto before = used();
   ASSERT_TRUE(writer.call({"SS.STREAM.WRITE", s, "0", "1", "node0"}).is_ok());
   ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", s, "g", "0", "1", "node0"}).is_ok());
@@ -775,6 +774,53 @@ TEST(StreamMemoryTest, MetadataCountsAgainstMaxMemoryAndHasCaps) {
   const auto with_attributes = used();
   ASSERT_TRUE(writer.call({"SS.STREAM.ATTR", s, "0", "-1", "/", "a0", "int", "7"}).is_ok());
   EXPECT_LT(used(), with_attributes - value.size() / 2);
+}
+
+// BUG (issue 26.C5): nothing deleted a stream and FLUSHALL left streams alone, so a stream that
+// filled --maxmemory made every later write fail with -OOM. SS.STREAM.DELETE gives its memory back
+// at once and answers its parked requests; FLUSHALL deletes every stream.
+TEST(StreamMemoryTest, DeleteAndFlushAllGiveAStreamsMemoryBack) {
+  ServerProcess server({"--maxmemory", "8mb"});
+  RawClient writer = RawClient::tcp(server.port()), reader = RawClient::tcp(server.port());
+  RawClient admin = RawClient::tcp(server.port());
+  const std::string chunk(3 << 20, 'x');
+  auto fill = [&](RawClient& w, const std::string& s) {  // two 3 MiB steps nobody reads
+    ASSERT_TRUE(w.call({"SS.STREAM.WRITE", s, "0", "1", "node0", "EXPECT-GROUPS", "1"})
+                    .is_ok());
+    for (const char* step : {"0", "1"}) {
+      ASSERT_TRUE(w.call({"SS.STREAM.BEGIN", s, "0", step}).is_ok());
+      ASSERT_TRUE(w.call({"SS.STREAM.PUT", s, "0", step, "c", "UINT8",
+                               std::to_string(chunk.size()), "0", std::to_string(chunk.size()),
+                               chunk})
+                      .is_ok());
+      ASSERT_TRUE(w.call({"SS.STREAM.END", s, "0", step}).is_ok());
+    }
+  };
+  const std::size_t before = used_memory(admin);
+  fill(writer, "s:deleted");
+  ASSERT_GE(used_memory(admin), before + 2 * chunk.size());
+  EXPECT_EQ(admin.call({"SET", "k", chunk}).text.rfind("OOM ", 0), 0u);  // full
+  // A reader of another group parked on the stream is answered when it goes.
+  ASSERT_TRUE(reader.call({"SS.STREAM.JOIN", "s:deleted", "late", "0", "1", "node0", "START",
+                           "newest"})
+                  .is_ok());
+  reader.send({"SS.STREAM.NEXT", "s:deleted", "late", "0"});
+  EXPECT_EQ(admin.call({"SS.STREAM.DELETE", "s:deleted", "s:none"}).str(), ":1");
+  EXPECT_EQ(reader.read_reply().str(), "-ERR stream 's:deleted' was deleted");
+  EXPECT_LT(used_memory(admin), before + chunk.size());
+  EXPECT_TRUE(admin.call({"SET", "k", chunk}).is_ok());
+  EXPECT_EQ(admin.call({"DEL", "k"}).str(), ":1");
+  const RespReply gone = writer.call({"SS.STREAM.BEGIN", "s:deleted", "0", "2"});
+  EXPECT_NE(gone.text.find("no stream named 's:deleted'"), std::string::npos) << gone.str();
+  EXPECT_NE(admin.call({"SS.STREAM.INFO", "s:deleted"}).text.find("no stream"), std::string::npos);
+  // FLUSHALL: the same for every stream (FLUSHDB leaves them).
+  RawClient second = RawClient::tcp(server.port());
+  fill(second, "s:flushed");
+  ASSERT_TRUE(admin.call({"FLUSHDB"}).is_ok());
+  EXPECT_GE(used_memory(admin), before + 2 * chunk.size());
+  ASSERT_TRUE(admin.call({"FLUSHALL"}).is_ok());
+  EXPECT_LT(used_memory(admin), before + chunk.size());
+  EXPECT_NE(admin.call({"INFO", "streams"}).text.find("streams:0"), std::string::npos);
 }
 
 // A surviving writer that had not begun the step another writer's death aborted: its BEGIN says

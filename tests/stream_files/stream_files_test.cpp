@@ -394,6 +394,17 @@ TEST(StreamFiles, InfoShowsTheQueueAndItsGroups) {
   Finished missing = run(cli({"stream", "info", "--address", server().tcp_address(), "files.nothing"}));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("no stream named 'files.nothing'"), std::string::npos) << missing.err;
+
+  // `stream delete`: the stream goes with what it holds; the reader's next request is refused.
+  Finished erased = run(cli({"stream", "delete", "--address", server().tcp_address(),
+                             "files.info", "files.nothing"}));
+  ASSERT_EQ(erased.status, 0) << erased.err;
+  EXPECT_NE(erased.out.find("stream 'files.info': deleted"), std::string::npos) << erased.out;
+  EXPECT_NE(erased.out.find("stream 'files.nothing': no such stream"), std::string::npos)
+      << erased.out;
+  Finished after = run(cli({"stream", "info", "--address", server().tcp_address(), "files.info"}));
+  EXPECT_EQ(after.status, 1) << after.out;
+  EXPECT_THROW(reader.next_step(), ServerError);
 }
 
 }  // namespace

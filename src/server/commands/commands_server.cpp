@@ -32,6 +32,9 @@ Outcome flush(CommandContext& c) {
   }
   std::size_t keys = c.server.keyspace().size();
   c.server.keyspace().clear();
+  // FLUSHALL removes everything, streams too (FLUSHDB only the keys): streams hold memory that
+  // counts against --maxmemory, and nothing else would give it back.
+  if (equals_nocase(c.arg(0), "FLUSHALL")) c.server.streams().erase_all();
   c.server.mark_dirty(keys);
   c.reply.simple("OK");
   return Outcome::kDone;
@@ -653,7 +656,8 @@ void add_server_commands(std::vector<CommandSpec>& out) {
      "default; models (the executor, a histogram of model runs' latencies, model_latency_us, and per-model run statistics) on request; ALL or EVERYTHING for all."},
     {"DBSIZE", 1, kReadOnly | kFast, 0, 0, 0, dbsize, "server", "", "Number of keys."},
     {"FLUSHDB", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
-    {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
+    {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]",
+     "Removes every key and every stream (SS.STREAM.DELETE)."},
     {"CONFIG", -2, kAdmin | kStale, 0, 0, 0, config, "server",
      "GET pattern [pattern ...] | SET parameter value [parameter value ...] | RESETSTAT",
      "Reads and changes a documented subset of settings."},

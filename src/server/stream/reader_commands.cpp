@@ -348,6 +348,17 @@ Outcome leave(CommandContext& c) {
 }
 
 // SS.STREAM.INFO stream: flat field/value pairs.
+// SS.STREAM.DELETE stream [stream ...]: the streams go now, with every step, chunk, segment and
+// attribute they hold; their writers and readers get errors from then on. :deleted.
+Outcome erase(CommandContext& c) {
+  std::int64_t erased = 0;
+  for (std::size_t i = 1; i < c.argc(); ++i) {
+    erased += static_cast<std::int64_t>(c.server.streams().erase(c.arg(i)));
+  }
+  c.reply.integer(erased);
+  return Outcome::kDone;
+}
+
 Outcome info(CommandContext& c) {
   return reply_errors(c, [&] {
     StreamInfo shown;
@@ -430,6 +441,9 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
      "The reader leaves its group; what it held is released: +OK."},
     {"SS.STREAM.INFO", 2, kReadOnly, 1, 1, 1, info, "stream", "stream",
      "The stream's queue, counters and groups as field/value pairs."},
+    {"SS.STREAM.DELETE", -2, kWrite, 1, -1, 1, erase, "stream", "stream [stream ...]",
+     "Deletes the streams with everything they hold (their memory is given back at once); their "
+     "writers and readers get errors from then on, parked requests at once: the number deleted."},
   });
 }
 // clang-format on

@@ -65,6 +65,13 @@ class SegmentPool {
   /// The writer closed or failed: its free segments go now, the busy ones when their step is
   /// freed.
   void writer_gone(std::uint32_t rank);
+  /// The stream is deleted: every segment leaves the pool now (readers that map one keep it
+  /// alive until they drop it).
+  void clear() noexcept {
+    entries_.clear();
+    dropped_.clear();
+    bytes_ = 0;
+  }
 
   std::size_t bytes() const noexcept { return bytes_; }
   std::size_t count() const noexcept { return entries_.size(); }

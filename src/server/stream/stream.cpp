@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "server/net/reply.hpp"
 #include "server/net/session.hpp"
 #include "server/store/keyspace.hpp"
 #include "server/stream/stream_arguments.hpp"
@@ -649,6 +650,36 @@ void Stream::session_closed(std::uint64_t session) {
       reader_sessions_.erase(reader);
     }
   }
+}
+
+void Stream::erase() {
+  const std::string error = "ERR stream '" + name_ + "' was deleted";
+  for (const auto& parked : parked_) {
+    if (auto session = parked->session.lock()) {
+      session->resume([error](ReplyBuffer& reply) { reply.error(error); });
+    }
+  }
+  parked_.clear();
+  for (const auto& [number, data] : step_data_) {
+    for (const StoredChunk& chunk : data.chunks) {
+      if (chunk.remote_id != 0) remote_work_.frees[chunk.remote_node].push_back(chunk.remote_id);
+    }
+  }
+  step_data_.clear();
+  bytes_held_ = 0;
+  segments_.clear();
+  stream_attributes_ = AttributeList();
+  metadata_ = MemoryReservation();
+  queue_.reset();
+  options_.reset();
+  pending_joins_.clear();
+  writer_sessions_.clear();
+  reader_sessions_.clear();
+  holding_.clear();
+  groups_.clear();
+  chunk_nodes_.clear();
+  aborted_.clear();
+  new_deadlines_.clear();
 }
 
 bool Stream::withdraw(const ParkedRequest* request) {

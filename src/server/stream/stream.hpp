@@ -226,6 +226,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   }
   /// The connection closed: its writers fail (their open steps are aborted), its readers leave.
   void session_closed(std::uint64_t session);
+  /// SS.STREAM.DELETE / FLUSHALL: every step, chunk, segment and attribute goes now (their memory
+  /// with them; chunks of other members are freed through take_remote_work), parked requests are
+  /// answered with an error, and nobody is bound to it any more. The registry forgets it.
+  void erase();
   void park(std::shared_ptr<ParkedRequest> request) { parked_.push_back(std::move(request)); }
   /// Takes `request` off the stream; false when it was no longer parked (already answered).
   bool withdraw(const ParkedRequest* request);

@@ -158,6 +158,43 @@ void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
   }
 }
 
+void StreamRegistry::erase_locked(const std::shared_ptr<Stream>& stream) {
+  std::lock_guard stream_lock(stream->mutex());
+  stream->erase();
+  if (RemoteWork work = stream->take_remote_work(); !work.empty() && remote_sink_) {
+    remote_sink_(stream->name(), work);
+  }
+}
+
+std::size_t StreamRegistry::erase(std::string_view name) {
+  std::unique_lock lock(mutex_);
+  std::size_t erased = 0;
+  if (auto current = current_.find(name); current != current_.end()) {
+    erase_locked(current->second);
+    current_.erase(current);
+    ++erased;
+  }
+  if (auto replaced = replaced_.find(name); replaced != replaced_.end()) {
+    for (const auto& stream : replaced->second) erase_locked(stream);
+    erased += replaced->second.size();
+    replaced_.erase(replaced);
+  }
+  return erased;
+}
+
+std::size_t StreamRegistry::erase_all() {
+  std::unique_lock lock(mutex_);
+  std::size_t erased = current_.size();
+  for (const auto& [name, stream] : current_) erase_locked(stream);
+  for (const auto& [name, streams] : replaced_) {
+    for (const auto& stream : streams) erase_locked(stream);
+    erased += streams.size();
+  }
+  current_.clear();
+  replaced_.clear();
+  return erased;
+}
+
 StreamTotals StreamRegistry::totals() const {
   StreamTotals out;
   std::shared_lock lock(mutex_);

@@ -68,12 +68,18 @@ class StreamRegistry {
 
   StreamTotals totals() const;
 
-  /// Cluster mode: receives, after each settle, what a stream asks other members to do (free
-  /// colocated chunks). Runs with the stream locked: it must only queue the work. Set before
-  /// serving.
+  /// Deletes the streams called `name` (every incarnation; Stream::erase); their bound writers and
+  /// readers are told "no stream" from then on. Returns how many there were.
+  std::size_t erase(std::string_view name);
+  /// Deletes every stream (FLUSHALL). Returns how many there were.
+  std::size_t erase_all();
+
   /// What new streams count their metadata against (--maxmemory). Set before serving.
   void set_keyspace(Keyspace* keyspace) { keyspace_ = keyspace; }
 
+  /// Cluster mode: receives, after each settle, what a stream asks other members to do (free
+  /// colocated chunks). Runs with the stream locked: it must only queue the work. Set before
+  /// serving.
   using RemoteSink = std::function<void(const std::string& stream, RemoteWork& work)>;
   void set_remote_sink(RemoteSink sink) { remote_sink_ = std::move(sink); }
 
@@ -85,6 +91,8 @@ class StreamRegistry {
   // With the stream locked: Stream::forgettable now; when it starts an ended run's time, a
   // collect() is scheduled for when it passes.
   bool forget_now(const std::shared_ptr<Stream>& stream);
+  // With the registry's lock held: erases `stream` (Stream::erase) and passes on its remote work.
+  void erase_locked(const std::shared_ptr<Stream>& stream);
   // The stream the registry's lock must be held for; null when there is none.
   std::shared_ptr<Stream> find_locked(std::string_view name, const BoundHere& bound_here) const;
 
