@@ -126,7 +126,10 @@ class SLIPSTREAM_API ChunkStrategy {
   /// strategies. Chunks are not checked for overlap. Every element of every chunk ends up exactly
   /// once in the result, with its chunk's source rank; chunks without elements may be dropped by
   /// the strategies that cut chunks (slicedataset, binpacking). With the `fail` fallback, throws
-  /// StrategyError naming the chunks, elements and hosts left over.
+  /// StrategyError naming the chunks, elements and hosts left over. The chunks are taken in
+  /// canonical order (source rank, then offset, then extent) whatever order they come in, so the
+  /// same layout gives every reader the same share every step, and every component of that layout
+  /// the same shares.
   Assignment assign(const std::vector<std::uint64_t>& global_extent, const ChunkTable& chunks,
                     const RankTable& writers, const RankTable& readers) const;
 

@@ -136,7 +136,8 @@ class Server {
   std::size_t connected_clients() const;
   /// The clients connected now (the ones still alive among those registered).
   std::vector<std::shared_ptr<Session>> live_clients() const;
-  std::size_t blocked_clients() const noexcept { return waits_.parked(); }
+  /// Requests parked in SS.WAIT / SS.WAITLEN and on streams (INFO's blocked_clients).
+  std::size_t blocked_clients() const { return waits_.parked() + streams_.totals().parked; }
   /// Every connected client's CLIENT LIST line.
   std::vector<std::string> describe_clients() const;
 

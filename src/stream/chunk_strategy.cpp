@@ -1,4 +1,5 @@
 // ChunkStrategy::assign and the public helpers: input validation, then the strategy's passes.
+#include <algorithm>
 #include <string>
 
 #include "slipstream/stream_chunks.hpp"
@@ -94,11 +95,29 @@ std::string ChunkStrategy::name() const { return impl_->name; }
 
 const StrategyOptions& ChunkStrategy::options() const noexcept { return impl_->options; }
 
+// The chunks in canonical order: by source rank, then offset, then extent. Writers' chunks reach
+// the server in whatever order their requests arrive, which changes from step to step; the
+// strategies assign in table order, so the same layout must give the same table every step for
+// each reader to keep its share (and its locality), and two components of the same layout the
+// same shares.
+namespace {
+ChunkTable canonical_order(const ChunkTable& chunks) {
+  ChunkTable sorted = chunks;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Chunk& a, const Chunk& b) {
+    if (a.source_rank != b.source_rank) return a.source_rank < b.source_rank;
+    if (a.offset != b.offset) return a.offset < b.offset;
+    return a.extent < b.extent;
+  });
+  return sorted;
+}
+}  // namespace
+
 Assignment ChunkStrategy::assign(const std::vector<std::uint64_t>& global_extent,
-                                 const ChunkTable& chunks, const RankTable& writers,
+                                 const ChunkTable& arrived, const RankTable& writers,
                                  const RankTable& readers) const {
   check_readers(readers);
-  check_chunks(global_extent, chunks);
+  check_chunks(global_extent, arrived);
+  const ChunkTable chunks = canonical_order(arrived);
   if (impl_->uses_split_dimension()) {
     check_split_dimension(impl_->name, impl_->options.split_dimension, global_extent.size());
   }

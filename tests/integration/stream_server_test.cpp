@@ -588,6 +588,43 @@ TEST_F(StreamTest, HugeTimeoutsMeanNoTimeout) {
   EXPECT_EQ(parse_step(reader.read_reply()).number, 0);
 }
 
+// Issue 26.A5: any writer may set a step's (or the stream's) attributes; writers that set the same
+// one must agree. A different value from another writer is refused (and so is that writer's END
+// of the step, once), never a silent choice; the value the readers see is the agreed one.
+TEST_F(StreamTest, WritersThatSetTheSameAttributeMustAgree) {
+  const std::string s = stream_name();
+  RawClient w0 = client(), w1 = client(), reader = client();
+  ok(w0, {"SS.STREAM.WRITE", s, "0", "2", "node0"});
+  ok(w1, {"SS.STREAM.WRITE", s, "1", "2", "node0"});
+  ok(reader, {"SS.STREAM.JOIN", s, "g", "0", "1", "node0"});
+  ok(w0, {"SS.STREAM.ATTR", s, "0", "-1", "/", "author", "string", "a"});
+  ok(w1, {"SS.STREAM.ATTR", s, "1", "-1", "/", "author", "string", "a"});  // agrees
+  const RespReply stream_level = w1.call({"SS.STREAM.ATTR", s, "1", "-1", "/", "author", "string", "b"});
+  EXPECT_NE(stream_level.text.find("writer 1 set a different value than writer 0"),
+            std::string::npos)
+      << stream_level.str();
+  for (RawClient* w : {&w0, &w1}) {
+    const std::string rank = w == &w0 ? "0" : "1";
+    ok(*w, {"SS.STREAM.BEGIN", s, rank, "0"});
+    ok(*w, {"SS.STREAM.ATTR", s, rank, "0", "/", "time", "float", "0.5"});
+  }
+  ok(w0, {"SS.STREAM.ATTR", s, "0", "0", "/", "dt", "float", "1"});
+  ok(w0, {"SS.STREAM.ATTR", s, "0", "0", "/", "dt", "float", "2"});  // its own: replaced
+  const RespReply step_level = w1.call({"SS.STREAM.ATTR", s, "1", "0", "/", "time", "float", "0.75"});
+  EXPECT_NE(step_level.text.find("attribute 'time' of / in step 0: writer 1 set a different "
+                                 "value than writer 0; writers that set the same attribute must "
+                                 "agree"),
+            std::string::npos)
+      << step_level.str();
+  EXPECT_TRUE(w1.call({"SS.STREAM.END", s, "1", "0"}).is_error());  // its attribute was refused
+  ok(w1, {"SS.STREAM.END", s, "1", "0"});
+  ok(w0, {"SS.STREAM.END", s, "0", "0"});
+  const std::string next = reader.call({"SS.STREAM.NEXT", s, "g", "0"}).str();
+  EXPECT_NE(next.find("[:0, $/, $time, $float, $0.5]"), std::string::npos) << next;
+  EXPECT_NE(next.find("[:0, $/, $dt, $float, $2]"), std::string::npos) << next;
+  EXPECT_NE(next.find("[:-1, $/, $author, $string, $a]"), std::string::npos) << next;
+}
+
 TEST_F(StreamTest, TimeoutRepliesNil) {
   const std::string s = stream_name();
   RawClient writer = client(), reader = client();
@@ -805,6 +842,10 @@ TEST(StreamMemoryTest, DeleteAndFlushAllGiveAStreamsMemoryBack) {
                            "newest"})
                   .is_ok());
   reader.send({"SS.STREAM.NEXT", "s:deleted", "late", "0"});
+  for (int attempt = 0; attempt < 3000; ++attempt) {  // parked (on another connection)
+    if (admin.call({"INFO", "clients"}).text.find("blocked_clients:1") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(admin.call({"SS.STREAM.DELETE", "s:deleted", "s:none"}).str(), ":1");
   EXPECT_EQ(reader.read_reply().str(), "-ERR stream 's:deleted' was deleted");
   EXPECT_LT(used_memory(admin), before + chunk.size());

@@ -118,7 +118,7 @@ TEST(StreamStrategy, RoundRobin) {
 TEST(StreamStrategy, RoundRobinOfSourceRanks) {
   const auto chunks = unit_chunks({5, 2, 5, 9, 2});
   auto result = run("roundrobinofsourceranks", {5}, chunks, 2);  // sources 2->0, 5->1, 9->0
-  EXPECT_EQ(result.by_reader[0], pick(chunks, {1, 3, 4}));
+  EXPECT_EQ(result.by_reader[0], pick(chunks, {1, 4, 3}));  // canonical: by source, then offset
   EXPECT_EQ(result.by_reader[1], pick(chunks, {0, 2}));
 }
 
@@ -134,7 +134,7 @@ TEST(StreamStrategy, Blocks) {
 TEST(StreamStrategy, BlocksOfSourceRanks) {
   const auto chunks = unit_chunks({3, 1, 2, 3, 4, 1});
   auto result = run("blocksofsourceranks", {6}, chunks, 3);  // sources {1,2} {3} {4}
-  EXPECT_EQ(result.by_reader[0], pick(chunks, {1, 2, 5}));
+  EXPECT_EQ(result.by_reader[0], pick(chunks, {1, 5, 2}));  // canonical: by source, then offset
   EXPECT_EQ(result.by_reader[1], pick(chunks, {0, 3}));
   EXPECT_EQ(result.by_reader[2], pick(chunks, {4}));
 }
@@ -205,17 +205,18 @@ class StreamHostnameStrategy : public ::testing::Test {
 
 TEST_F(StreamHostnameStrategy, WithinHostThenDiscard) {
   auto result = run_hostname("hostname_roundrobin_discard");
+  // Host a's chunks in canonical order (by source, then offset): 0, 4 (source 0), 1 (source 1).
   EXPECT_EQ(result.by_reader[0], pick(chunks_, {2}));     // host b
-  EXPECT_EQ(result.by_reader[1], pick(chunks_, {0, 4}));  // host a, local reader 0
-  EXPECT_EQ(result.by_reader[2], pick(chunks_, {1}));     // host a, local reader 1
+  EXPECT_EQ(result.by_reader[1], pick(chunks_, {0, 1}));  // host a, local reader 0
+  EXPECT_EQ(result.by_reader[2], pick(chunks_, {4}));     // host a, local reader 1
   EXPECT_EQ(result.discarded, pick(chunks_, {3, 5}));
 }
 
 TEST_F(StreamHostnameStrategy, FallbackAppendsAmongAllReaders) {
   auto result = run_hostname("hostname_blocks_roundrobin");
   EXPECT_EQ(result.by_reader[0], pick(chunks_, {2, 3}));
-  EXPECT_EQ(result.by_reader[1], pick(chunks_, {0, 1, 5}));  // blocks on a: {0,1} | {4}
-  EXPECT_EQ(result.by_reader[2], pick(chunks_, {4}));
+  EXPECT_EQ(result.by_reader[1], pick(chunks_, {0, 4, 5}));  // blocks on a: {0,4} | {1}
+  EXPECT_EQ(result.by_reader[2], pick(chunks_, {1}));
   EXPECT_TRUE(result.discarded.empty());
 }
 
@@ -502,10 +503,17 @@ void check_case(const RandomCase& c, const std::string& name, bool no_empty_read
     EXPECT_TRUE(result.discarded.empty());
   }
 
-  // (b) deterministic, also from a copy.
+  // (b) deterministic, also from a copy, and whatever order the chunks arrive in (issue 26.A4:
+  // the same layout gives every reader the same share every step).
   const ChunkStrategy copy = strategy;
   EXPECT_EQ(copy.assign(c.global, c.chunks, c.writers, c.readers), result);
   EXPECT_EQ(strategy.assign(c.global, c.chunks, c.writers, c.readers), result);
+  ChunkTable arrived = c.chunks;
+  std::reverse(arrived.begin(), arrived.end());
+  EXPECT_EQ(strategy.assign(c.global, arrived, c.writers, c.readers), result) << "reversed";
+  std::mt19937 rng(static_cast<std::uint32_t>(c.chunks.size()));
+  std::shuffle(arrived.begin(), arrived.end(), rng);
+  EXPECT_EQ(strategy.assign(c.global, arrived, c.writers, c.readers), result) << "shuffled";
 
   // (c) bin packing: at most twice the ideal share when every piece fits the share.
   if (name == "binpacking" && !no_empty_readers) {

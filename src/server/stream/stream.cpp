@@ -115,6 +115,22 @@ void Stream::count_metadata(MemoryReservation& into, std::size_t bytes, const st
 void Stream::store_attribute(AttributeList& list, MemoryReservation& counted,
                              Attribute attribute) {
   std::string key = attribute.path + '\0' + attribute.name;
+  // Any writer may set an attribute; writers that set the same one must agree (each rank of an
+  // openPMD program sets the series' and iteration's attributes): a writer may change what it set
+  // itself, but a value that differs from another writer's is refused rather than either one
+  // silently winning.
+  if (auto existing = list.index.find(key); existing != list.index.end()) {
+    const Attribute& held = list.items[existing->second];
+    if (held.writer != attribute.writer && !held.same_value(attribute)) {
+      throw StreamError("attribute '" + attribute.name + "' of " +
+                        (attribute.path == "/" ? std::string("/") : "'" + attribute.path + "'") +
+                        (attribute.step < 0 ? " (stream level)" : " in " + step_text(attribute.step)) +
+                        ": writer " + std::to_string(attribute.writer) +
+                        " set a different value than writer " + std::to_string(held.writer) +
+                        "; writers that set the same attribute must agree");
+    }
+    if (held.writer != attribute.writer) return;  // the same value: nothing changes
+  }
   count_metadata(counted, attribute_bytes(attribute), "attribute " + attribute.name);
   auto [position, created] = list.index.try_emplace(std::move(key), list.items.size());
   if (created) {
@@ -346,6 +362,7 @@ std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::in
 
 void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
   check_writer(rank, session);
+  attribute.writer = rank;
   if (attribute.step < 0) {
     store_attribute(stream_attributes_, metadata_, std::move(attribute));
   } else {

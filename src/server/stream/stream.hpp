@@ -266,6 +266,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// Bytes of the segments lent to writers (in use by held steps, or free for the next ones).
   std::size_t segment_bytes() const noexcept { return segments_.bytes(); }
   std::size_t steps_held() const noexcept { return step_data_.size(); }
+  std::size_t parked() const noexcept { return parked_.size(); }
 
  private:
   struct GroupData {

@@ -31,6 +31,13 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<std::int64_t> ints;
   std::vector<double> floats;
+  std::uint32_t writer = 0;  ///< the rank that set it (first, when several agreed)
+
+  /// The same type and values (who set it aside).
+  bool same_value(const Attribute& other) const {
+    return type == other.type && strings == other.strings && ints == other.ints &&
+           floats == other.floats;
+  }
 };
 
 /// Attributes in first-set order, indexed by (path, name); a later set replaces the value. Each

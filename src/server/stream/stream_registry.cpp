@@ -200,6 +200,7 @@ StreamTotals StreamRegistry::totals() const {
   std::shared_lock lock(mutex_);
   auto add = [&](const std::shared_ptr<Stream>& stream) {
     std::lock_guard stream_lock(stream->mutex());
+    out.parked += stream->parked();
     if (stream->kept_ended()) {
       ++out.ended_kept;
       return;

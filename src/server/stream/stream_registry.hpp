@@ -28,6 +28,7 @@ struct StreamTotals {
   std::size_t bytes_held = 0;
   std::size_t steps_held = 0;
   std::size_t segment_bytes = 0;  ///< shared-memory segments lent to writers
+  std::size_t parked = 0;         ///< requests waiting (BEGIN for a slot, NEXT for a step)
 };
 
 /// Thread safety: every member function is thread-safe. Lock order: the registry's lock, then
