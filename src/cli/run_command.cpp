@@ -72,7 +72,8 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--run-dir", settings->run_dir,
                   "The run directory (default: the file's run_dir, else ./NAME)");
   cmd->add_flag("--overwrite", settings->overwrite,
-                "Replace the run directory of an earlier run of this experiment");
+                "Replace the run directory of an earlier run (a folder without the launcher's "
+                ".slipstream-run marker is never removed)");
   cmd->add_flag("--in-allocation", settings->in_allocation,
                 "Slurm, PBS: run inside the batch job `slipstream run` submitted, in the run directory "
                 "it prepared (written into the job script; not for users)");

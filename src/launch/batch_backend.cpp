@@ -1,6 +1,7 @@
 // The batch back-ends (Slurm, PBS); see batch_backend.hpp and docs/launcher.md.
 #include "launch/batch_backend.hpp"
 
+#include "launch/run_dir.hpp"
 #include "launch/run_program.hpp"
 
 #include <signal.h>
@@ -8,11 +9,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,6 +37,90 @@ std::string shell_word(const std::string& word) {
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
+
+bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+std::string control_name(unsigned char c) {
+  switch (c) {
+    case '\n': return "a newline";
+    case '\r': return "a carriage return";
+    case '\t': return "a tab";
+    case '\0': return "a NUL byte";
+    default: {
+      char text[40];
+      std::snprintf(text, sizeof text, "the control character 0x%02x", c);
+      return text;
+    }
+  }
+}
+
+// The value as it can be shown in one line of an error message: control characters escaped.
+std::string visible(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (is_control(c)) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", c);
+      out += code;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// What may be written into the batch script. The script is read by the shell and, for its
+// directive lines (#SBATCH, #PBS), by sbatch or qsub, so:
+// 1. no value may hold a control character: a newline (or a carriage return) would end the
+//    directive or comment it is written in and make the rest a shell command of the job;
+// 2. a value that is one word of a directive line (`#SBATCH --account=VALUE`, `#PBS -q VALUE`)
+//    may hold no blank either: the batch system splits directive lines at blanks, so a blank
+//    would start another option;
+// 3. values on the script's command lines (`cd`, `exec`) are shell-quoted as well.
+// A refused value is a ConfigError naming the experiment file and the setting.
+class ScriptValues {
+ public:
+  ScriptValues(const Experiment& x, std::string script) : x_(x), script_(std::move(script)) {}
+
+  /// `value` of `setting`, checked for rule 1.
+  const std::string& line(const char* setting, const std::string& value) const {
+    for (unsigned char c : value) {
+      if (is_control(c)) {
+        refuse(setting, value,
+               "contains " + control_name(c) + ": a value written into the batch script " +
+                   script_ + " must be one line without control characters (a newline would " +
+                   "make the rest of it a command of the job)");
+      }
+    }
+    return value;
+  }
+
+  /// `value` of `setting`, checked for rules 1 and 2.
+  const std::string& word(const char* setting, const std::string& value) const {
+    line(setting, value);
+    if (value.find(' ') != std::string::npos) {
+      refuse(setting, value,
+             "contains a blank: it is one word of a directive line of the batch script " +
+                 script_ + ", where a blank would start another option");
+    }
+    return value;
+  }
+
+ private:
+  [[noreturn]] void refuse(const char* setting, const std::string& value,
+                           const std::string& problem) const {
+    throw ConfigError(x_.file + ": " + setting + " \"" + visible(value) + "\" " + problem);
+  }
+
+  const Experiment& x_;
+  std::string script_;
+};
 
 // The experiment's exit status from the status.json its run left.
 int exit_status_of(const std::string& run_dir) {
@@ -60,35 +147,48 @@ std::string batch_script_path(const Experiment& x, const std::string& run_dir) {
 
 std::string batch_script(const Experiment& x, const std::string& file, const std::string& run_dir,
                          const std::string& slipstream_binary) {
+  const ScriptValues v(x, fs::path(batch_script_path(x, run_dir)).filename().string());
+  const std::string& name = v.word("[experiment] name", x.name);
+  // From --run-dir, [experiment] run_dir or the name.
+  const std::string& dir = v.word("the run directory", run_dir);
   std::ostringstream s;
   s << "#!/bin/sh\n"
-    << "# Written by slipstream run for experiment " << x.name << ": the launcher runs inside\n"
+    << "# Written by slipstream run for experiment " << name << ": the launcher runs inside\n"
     << "# the job and starts every process of the experiment.\n";
   if (x.backend == Experiment::Backend::kSlurm) {
-    s << "#SBATCH --job-name=" << x.name << "\n"
+    s << "#SBATCH --job-name=" << name << "\n"
       << "#SBATCH --nodes=" << x.slurm.nodes << "\n"
       // The whole node: the experiment's steps share it (srun --overlap --overcommit).
       << "#SBATCH --exclusive\n"
-      << "#SBATCH --time=" << x.slurm.time << "\n"
-      << "#SBATCH --output=" << run_dir << "/slurm-%j.out\n"
-      << "#SBATCH --chdir=" << run_dir << "\n";
-    if (!x.slurm.partition.empty()) s << "#SBATCH --partition=" << x.slurm.partition << "\n";
-    if (!x.slurm.account.empty()) s << "#SBATCH --account=" << x.slurm.account << "\n";
-    for (const std::string& a : x.slurm.sbatch_args) s << "#SBATCH " << a << "\n";
+      << "#SBATCH --time=" << v.word("[slurm] time", x.slurm.time) << "\n"
+      << "#SBATCH --output=" << dir << "/slurm-%j.out\n"
+      << "#SBATCH --chdir=" << dir << "\n";
+    if (!x.slurm.partition.empty()) {
+      s << "#SBATCH --partition=" << v.word("[slurm] partition", x.slurm.partition) << "\n";
+    }
+    if (!x.slurm.account.empty()) {
+      s << "#SBATCH --account=" << v.word("[slurm] account", x.slurm.account) << "\n";
+    }
+    for (const std::string& a : x.slurm.sbatch_args) {
+      s << "#SBATCH " << v.line("[slurm] sbatch_args", a) << "\n";
+    }
   } else {
-    s << "#PBS -N " << x.name.substr(0, 15) << "\n"  // PBS job names: at most 15 characters
-      << "#PBS -l " << x.pbs.resources << "\n"
-      << "#PBS -l walltime=" << x.pbs.walltime << "\n"
+    s << "#PBS -N " << name.substr(0, 15) << "\n"  // PBS job names: at most 15 characters
+      << "#PBS -l " << v.word("[pbs] resources", x.pbs.resources) << "\n"
+      << "#PBS -l walltime=" << v.word("[pbs] walltime", x.pbs.walltime) << "\n"
       << "#PBS -j oe\n"
-      << "#PBS -o " << run_dir << "/pbs.out\n";
-    if (!x.pbs.queue.empty()) s << "#PBS -q " << x.pbs.queue << "\n";
-    if (!x.pbs.account.empty()) s << "#PBS -A " << x.pbs.account << "\n";
-    for (const std::string& a : x.pbs.qsub_args) s << "#PBS " << a << "\n";
-    s << "cd " << shell_word(run_dir) << " || exit 1\n";
+      << "#PBS -o " << dir << "/pbs.out\n";
+    if (!x.pbs.queue.empty()) s << "#PBS -q " << v.word("[pbs] queue", x.pbs.queue) << "\n";
+    if (!x.pbs.account.empty()) s << "#PBS -A " << v.word("[pbs] account", x.pbs.account) << "\n";
+    for (const std::string& a : x.pbs.qsub_args) {
+      s << "#PBS " << v.line("[pbs] qsub_args", a) << "\n";
+    }
+    s << "cd " << shell_word(dir) << " || exit 1\n";
   }
-  s << "exec " << shell_word(slipstream_binary) << " run "
-    << shell_word(fs::absolute(file).lexically_normal().string()) << " --run-dir "
-    << shell_word(run_dir) << " --in-allocation\n";
+  const std::string absolute_file = fs::absolute(file).lexically_normal().string();
+  s << "exec " << shell_word(v.line("the slipstream program's path", slipstream_binary)) << " run "
+    << shell_word(v.line("the experiment file's path", absolute_file)) << " --run-dir "
+    << shell_word(dir) << " --in-allocation\n";
   return s.str();
 }
 
@@ -96,12 +196,13 @@ int submit_batch(const Experiment& x, const std::string& file, const std::string
                  const RunOptions& options) {
   std::ostream* out = options.progress;
   const bool slurm = x.backend == Experiment::Backend::kSlurm;
+  // The script first: a value it refuses stops the run before anything is made.
+  const std::string text = batch_script(x, file, run_dir, options.slipstream_binary);
   make_run_dir(run_dir, options.overwrite);
   const std::string script = batch_script_path(x, run_dir);
-  {
-    std::ofstream f(script);
-    f << batch_script(x, file, run_dir, options.slipstream_binary);
-    if (!f) throw std::runtime_error("cannot write " + script);
+  if (!write_private_file(script, text)) {
+    const int error = errno;
+    throw std::runtime_error("cannot write " + script + ": " + std::strerror(error));
   }
   const std::vector<std::string> submit =
       slurm ? std::vector<std::string>{"sbatch", "--parsable", script}

@@ -17,17 +17,23 @@ namespace slipstream::launch {
 /// True when this process runs inside a job of the experiment's batch system.
 bool inside_batch_job(const Experiment& x);
 
-/// The batch script for experiment file `file` (as given on the command line).
+/// The batch script for experiment file `file` (as given on the command line). Every value it
+/// writes is checked: one with a control character (a newline would turn the rest of it into a
+/// command of the job), or a blank in a value that is one word of a #SBATCH or #PBS line (the
+/// run directory, account, partition, queue, time, resources), throws ConfigError naming the
+/// setting. Paths on its command lines are shell-quoted.
 std::string batch_script(const Experiment& x, const std::string& file, const std::string& run_dir,
                          const std::string& slipstream_binary);
 /// Its path in the run directory.
 std::string batch_script_path(const Experiment& x, const std::string& run_dir);
 
-/// Makes the run directory, writes the batch script, submits it and waits for the job: its
-/// output is followed on `options.progress`; SIGINT/SIGTERM are passed to the job's batch step
-/// (which stops the experiment in order). Returns the experiment's exit status (from its
-/// status.json: 0 done, 1 failed, 130 interrupted), or 1 when the job ended without one.
-/// Throws when the submission program is missing or refuses the script (which stays written).
+/// Checks the batch script's values (a refused one throws ConfigError before anything is made),
+/// makes the run directory (run_dir.hpp), writes the batch script (owner-only), submits it and
+/// waits for the job: its output is followed on `options.progress`; SIGINT/SIGTERM are passed to
+/// the job's batch step (which stops the experiment in order). Returns the experiment's exit
+/// status (from its status.json: 0 done, 1 failed, 130 interrupted), or 1 when the job ended
+/// without one. Throws when the submission program is missing or refuses the script (which
+/// stays written).
 int submit_batch(const Experiment& x, const std::string& file, const std::string& run_dir,
                  const RunOptions& options);
 

@@ -22,6 +22,7 @@
 
 #include "launch/metrics.hpp"
 #include "launch/readiness.hpp"
+#include "launch/run_dir.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream::launch {
@@ -108,16 +109,6 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return;  // status files are best effort: the run goes on without them
-  }
-  std::rename(temporary.c_str(), path.c_str());
-}
-
 class LocalRun {
  public:
   LocalRun(const Experiment& x, const Plan& plan, const RunOptions& options)
@@ -183,14 +174,16 @@ class LocalRun {
   void prepare_run_dir() {
     const fs::path dir = plan_.run_dir;
     if (!options_.prepared_run_dir) make_run_dir(plan_.run_dir, options_.overwrite);
-    write_atomically((dir / "plan.txt").string(), describe(plan_));
+    // Status files are best effort: the run goes on without them.
+    write_private_file((dir / "plan.txt").string(), describe(plan_));
     write_status();
     for (Process& p : processes_) prepare_process_dir(*p.plan);
   }
 
-  // The process's folder and its inputs (copied, linked, or copied with placeholders filled).
+  // The process's folder (owner-only, as the run directory) and its inputs (copied, linked, or
+  // copied with placeholders filled).
   void prepare_process_dir(const ProcessPlan& p) {
-    fs::create_directories(p.run_dir);
+    make_private_dir(p.run_dir);
     if (p.workdir != p.run_dir) fs::create_directories(p.workdir);
     for (const std::string& source : p.copy) {
       const fs::path target = fs::path(p.run_dir) / fs::path(source).filename();
@@ -215,9 +208,12 @@ class LocalRun {
       std::ostringstream text;
       text << in.rdbuf();
       const std::string filled = fill_placeholders(text.str(), p.params, source + ": ");
-      std::ofstream out(fs::path(p.run_dir) / fs::path(source).filename(), std::ios::binary);
-      out << filled;
-      if (!out) throw std::runtime_error(p.name + ": cannot write " + fs::path(source).filename().string());
+      const fs::path target = fs::path(p.run_dir) / fs::path(source).filename();
+      if (!write_private_file(target.string(), filled)) {
+        const int error = errno;
+        throw std::runtime_error(p.name + ": cannot write " + target.string() + ": " +
+                                 std::strerror(error));
+      }
     }
   }
 
@@ -225,15 +221,20 @@ class LocalRun {
 
   // Forks and execs `argv` in its own process group (so that signals reach mpirun and its ranks
   // together, and a Ctrl-C in the terminal reaches only the launcher, which stops things in
-  // order), with stdin from /dev/null and stdout/stderr appended to the process's logs.
+  // order), with stdin from /dev/null and stdout/stderr appended to the process's logs (made
+  // owner-only here, before the child opens them).
   void spawn(Process& p, const std::vector<std::string>& argv,
              const std::map<std::string, std::string>& env) {
+    if (const int out = open_private_for_append(p.log_out()); out >= 0) ::close(out);
+    if (const int err = open_private_for_append(p.log_err()); err >= 0) {
+      const std::string header = "== slipstream run: " + p.plan->name + ", attempt " +
+                                 std::to_string(p.attempts + 1) + "\n";
+      [[maybe_unused]] const auto written = ::write(err, header.data(), header.size());
+      ::close(err);
+    }
+    // A log that cannot be made here cannot be opened by the child either, which says why.
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    {
-      std::ofstream header(p.log_err(), std::ios::app);
-      header << "== slipstream run: " << p.plan->name << ", attempt " << p.attempts + 1 << "\n";
-    }
     std::vector<std::string> words = argv;
     std::vector<char*> c_argv;
     for (std::string& w : words) c_argv.push_back(w.data());
@@ -251,8 +252,8 @@ class LocalRun {
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       const int in = ::open("/dev/null", O_RDONLY);
-      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       int error = 0;
       if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
           ::dup2(err, 2) < 0 || ::chdir(workdir.c_str()) != 0) {
@@ -775,14 +776,14 @@ class LocalRun {
       first = false;
     }
     json << "]}\n";
-    write_atomically(plan_.run_dir + "/status.json", json.str());
+    write_private_file(plan_.run_dir + "/status.json", json.str());
     std::ostringstream text;
     text << "experiment " << plan_.experiment << ": "
          << (outcome_.empty() ? "running" : outcome_) << " (launcher pid " << ::getpid() << ", "
          << static_cast<long>(elapsed()) << " s)\n";
     if (!abort_reason_.empty()) text << "stopped because " << abort_reason_ << "\n";
     text << table();
-    write_atomically(plan_.run_dir + "/status.txt", text.str());
+    write_private_file(plan_.run_dir + "/status.txt", text.str());
   }
 
   void summary() {
@@ -861,24 +862,6 @@ class LocalRun {
 };
 
 }  // namespace
-
-void make_run_dir(const std::string& run_dir, bool overwrite) {
-  const fs::path dir = run_dir;
-  std::error_code error;
-  if (fs::exists(dir, error)) {
-    const bool earlier_run = fs::exists(dir / "status.json", error) ||
-                             fs::exists(dir / "job.sbatch", error) ||
-                             fs::exists(dir / "job.pbs", error);
-    if (!overwrite || !earlier_run) {
-      throw std::runtime_error(
-          "the run directory " + dir.string() + " already exists" +
-          (earlier_run ? " (an earlier run): pass --overwrite to replace it"
-                       : " and is not a run directory: choose another run_dir"));
-    }
-    fs::remove_all(dir);
-  }
-  fs::create_directories(dir);
-}
 
 int run_local(const Experiment& x, const Plan& plan, const RunOptions& options) {
   LocalRun run(x, plan, options);

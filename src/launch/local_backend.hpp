@@ -1,7 +1,8 @@
 // The local back-end: starts a plan's processes on this machine (MPI applications and trainers
 // through mpirun), watches them, applies their failure policies and stops everything at the end,
 // servers last. The run directory then holds each process's folder and logs, plan.txt, and
-// status.txt / status.json (rewritten while it runs; `slipstream status` prints them).
+// status.txt / status.json (rewritten while it runs; `slipstream status` prints them), all
+// owner-only (run_dir.hpp).
 #pragma once
 
 #include <ostream>
@@ -13,8 +14,8 @@
 namespace slipstream::launch {
 
 struct RunOptions {
-  /// A run directory left by an earlier run (it holds status.json) is removed first; any other
-  /// existing folder is never touched.
+  /// A run directory left by an earlier run (it holds the launcher's marker, see run_dir.hpp) is
+  /// removed first; any other existing folder is never touched.
   bool overwrite = false;
   /// The run directory was made by `slipstream run` before it submitted the batch job that runs
   /// this (it holds the job script, no status yet): use it as it is.
@@ -31,9 +32,5 @@ struct RunOptions {
 /// (after restarts), 1 when one failed, 130 after SIGINT/SIGTERM. Throws for what stops it from
 /// starting (a run directory that cannot be made, an input file that cannot be copied).
 int run_local(const Experiment& x, const Plan& plan, const RunOptions& options);
-
-/// Makes the run directory (as run_local does: an earlier run's is replaced only with
-/// `overwrite`), or throws.
-void make_run_dir(const std::string& run_dir, bool overwrite);
 
 }  // namespace slipstream::launch

@@ -3,11 +3,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
+#include "launch/run_dir.hpp"
 #include "slipstream/client.hpp"
 
 namespace slipstream::launch {
@@ -64,7 +64,12 @@ struct MetricsRecorder::Files {
 
 MetricsRecorder::MetricsRecorder(const std::string& dir, std::vector<Shard> shards)
     : dir_(dir), shards_(std::move(shards)), files_(std::make_unique<Files>()) {
-  std::filesystem::create_directories(dir_);
+  // Owner-only, as everything the launcher writes in the run directory: each file is made so
+  // before the stream opens it (opening an existing file keeps its mode).
+  make_private_dir(dir_);
+  for (const char* name : {"servers", "models", "streams", "trainers"}) {
+    create_private_file(dir_ + "/" + name + ".csv");
+  }
   clients_.resize(shards_.size());
   previous_.resize(shards_.size());
   files_->servers.open(dir_ + "/servers.csv");

@@ -24,7 +24,8 @@ class MetricsRecorder {
     std::string name;     ///< the shard's process name
     std::string address;  ///< host:port
   };
-  /// Opens the four CSV files under `dir` (created) and writes their headers.
+  /// Opens the four CSV files under `dir` (created; folder and files owner-only) and writes their
+  /// headers.
   MetricsRecorder(const std::string& dir, std::vector<Shard> shards);
   ~MetricsRecorder();
   MetricsRecorder(const MetricsRecorder&) = delete;

@@ -4,6 +4,7 @@
 #include "launch/run_program.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace slipstream::launch {
 namespace {
@@ -140,6 +142,43 @@ std::string quoted(const std::string& word) {
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// Passwords never reach the plan, which is printed (--dry-run) and kept (plan.txt): the value of
+// a server password option in any command (`--requirepass VALUE`, `--requirepass=VALUE`), of an
+// environment variable whose name holds PASSWORD (SLIPSTREAM_PASSWORD), and a parameter with one
+// of those values are shown as kHidden.
+constexpr std::string_view kHidden = "***";
+constexpr std::string_view kPasswordOption = "--requirepass";
+
+bool is_password_variable(const std::string& name) {
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper.find("PASSWORD") != std::string::npos;
+}
+
+// The command as the plan shows it: each word after a blank, quoted for the shell, passwords
+// hidden (and added to `secrets`).
+std::string shown_command(const std::vector<std::string>& argv, std::set<std::string>& secrets) {
+  const std::string with_value = std::string(kPasswordOption) + "=";
+  std::string out;
+  bool password_next = false;
+  for (const std::string& word : argv) {
+    out += ' ';
+    if (password_next) {
+      secrets.insert(word);
+      out += kHidden;
+      password_next = false;
+    } else if (word.rfind(with_value, 0) == 0) {
+      secrets.insert(word.substr(with_value.size()));
+      out += with_value;
+      out += kHidden;
+    } else {
+      password_next = word == kPasswordOption;
+      out += quoted(word);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -370,11 +409,11 @@ std::string describe(const Plan& plan) {
       << "\nrun directory " << plan.run_dir << "\n";
   static const char* kKinds[] = {"server", "application", "trainer"};
   for (const ProcessPlan& p : plan.processes) {
+    std::set<std::string> secrets;  // the passwords hidden in this process's lines
     out << "\n" << kKinds[static_cast<int>(p.kind)] << " " << p.name;
     if (p.name != p.group) out << " (" << p.group << " #" << p.index << ")";
     out << "\n  node " << p.node << ", " << p.ranks << " rank" << (p.ranks == 1 ? "" : "s")
-        << ", runs in " << p.workdir << "\n  command:";
-    for (const std::string& word : p.argv) out << " " << quoted(word);
+        << ", runs in " << p.workdir << "\n  command:" << shown_command(p.argv, secrets);
     if (p.kind == ProcessPlan::Kind::kServer) {
       out << " --port <free port, picked at start> --dir " << quoted(p.run_dir);
       if (!p.unix_socket.empty()) out << " --unixsocket " << quoted(p.unix_socket);
@@ -391,7 +430,14 @@ std::string describe(const Plan& plan) {
     } else if (!p.server.empty()) {
       out << "  SSDB=<the addresses of server " << p.server << ">\n";
     }
-    for (const auto& [k, v] : p.env) out << "  " << k << "=" << quoted(v) << "\n";
+    for (const auto& [k, v] : p.env) {
+      if (is_password_variable(k)) {
+        secrets.insert(v);
+        out << "  " << k << "=" << kHidden << "\n";
+      } else {
+        out << "  " << k << "=" << quoted(v) << "\n";
+      }
+    }
     if (!p.after.empty()) {
       out << "  starts after:";
       for (const std::string& a : p.after) out << " " << a;
@@ -401,7 +447,7 @@ std::string describe(const Plan& plan) {
     std::string own;
     for (const auto& [k, v] : *params) {
       if (k != "name" && k != "index" && k != "run_dir" && k != "experiment_dir" && k != "ranks") {
-        own += " " + k + "=" + quoted(v);
+        own += " " + k + "=" + (secrets.count(v) ? std::string(kHidden) : quoted(v));
       }
     }
     if (!own.empty()) out << "  parameters:" << own << "\n";

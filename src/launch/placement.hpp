@@ -69,7 +69,10 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary, const 
 /// otherwise this machine.
 std::vector<std::string> plan_nodes(const Experiment& x);
 
-/// The plan as text: each process, where it runs, its command and what the launcher sets.
+/// The plan as text: each process, where it runs, its command and what the launcher sets. It
+/// shows no password: the value of `--requirepass VALUE` or `--requirepass=VALUE` in a command,
+/// of an environment variable whose name holds PASSWORD (SLIPSTREAM_PASSWORD), and a parameter
+/// with one of those values are written as `***`.
 std::string describe(const Plan& plan);
 
 }  // namespace slipstream::launch

@@ -7,6 +7,7 @@ Environment: SLIPSTREAM_BINARY (the slipstream program), LAUNCH_MEMBER (tests/la
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -41,6 +42,17 @@ def run(experiment, *args, timeout=120):
 
 def status(run_dir):
     return json.loads((run_dir / "status.json").read_text())
+
+
+def mode(path):
+    """The permission bits of `path` itself (a link is not followed)."""
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def without_umask():
+    """For preexec_fn: a umask of 0, under which anything not made owner-only on purpose is
+    readable and writable by everyone."""
+    os.umask(0)
 
 
 def processes_of(run_dir):
@@ -259,6 +271,111 @@ def test_sigint_stops_every_process_and_the_server(tmp_path):
         "db": "done", "sim_0": "stopped", "sim_1": "stopped"}
     assert out.index("stopping 2 process(es)") < out.index("servers stopped")
     assert_nothing_left(run_dir)
+
+
+def test_the_run_directory_is_owner_only_whatever_the_umask(tmp_path):
+    """Under a umask of 0 the run directory, the folders and the files the launcher writes in it
+    (marker, plan, status, logs, metrics, report) are still owner-only."""
+    experiment = write(tmp_path / "private.toml", HEADER.format(name="private") +
+                       application("sim", ["sleep", "1"]))
+    result = subprocess.run([BINARY, "run", str(experiment)], capture_output=True, text=True,
+                            timeout=120, env=environment(), cwd=tmp_path,
+                            preexec_fn=without_umask)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_dir = tmp_path / "private"
+    folders = [run_dir, run_dir / "db", run_dir / "sim", run_dir / "metrics"]
+    files = [run_dir / name for name in (".slipstream-run", "plan.txt", "status.json",
+                                         "status.txt")]
+    files += [run_dir / p / f"{p}.{log}" for p in ("db", "sim") for log in ("out", "err")]
+    files += sorted((run_dir / "metrics").glob("*.csv"))
+    if (run_dir / "report").exists():  # the report generator is installed beside the binary
+        report = list((run_dir / "report").rglob("*"))
+        folders += [run_dir / "report"] + [p for p in report if p.is_dir()]
+        files += [p for p in report if p.is_file()] + [run_dir / "report.out",
+                                                       run_dir / "report.err"]
+    assert len(files) == len(set(files)) >= 12
+    assert {str(p): oct(mode(p)) for p in folders if mode(p) != 0o700} == {}
+    assert {str(p): oct(mode(p)) for p in files if mode(p) != 0o600} == {}
+    assert_nothing_left(run_dir)
+
+
+def test_the_plan_shows_no_password(tmp_path):
+    """No password given to a server or a process is in the plan, printed (--dry-run) or kept
+    (plan.txt): --requirepass VALUE, --requirepass=VALUE, SLIPSTREAM_PASSWORD=VALUE and a
+    parameter holding one are shown as ***."""
+    server_password = "server-secret-1"
+    text = HEADER.format(name="secret").replace(
+        'options = ["--threads", "1"]',
+        f'options = ["--threads", "1", "--requirepass", "{server_password}"]')
+    text += """
+[[application]]
+name = "client"
+exe = "true"
+args = ["--requirepass", "{password}", "--requirepass=argument-secret-3"]
+params = { password = "parameter-secret-2" }
+env = { SLIPSTREAM_PASSWORD = "env-secret-4", OTHER = "shown" }
+"""
+    experiment = write(tmp_path / "secret.toml", text)
+    secrets = [server_password, "parameter-secret-2", "argument-secret-3", "env-secret-4"]
+    env = environment()
+    env["SLIPSTREAM_PASSWORD"] = server_password  # the launcher's own client (PING, metrics)
+
+    def assert_no_password(plan):
+        for secret in secrets:
+            assert secret not in plan, plan
+        assert "--requirepass *** " in plan and "--requirepass=***" in plan, plan
+        assert "SLIPSTREAM_PASSWORD=***" in plan and "OTHER=shown" in plan, plan
+        assert "parameters: password=***" in plan, plan
+
+    dry = subprocess.run([BINARY, "run", str(experiment), "--dry-run"], capture_output=True,
+                         text=True, timeout=60, env=env, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert_no_password(dry.stdout)
+    result = subprocess.run([BINARY, "run", str(experiment)], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_no_password((tmp_path / "secret" / "plan.txt").read_text())
+    assert_nothing_left(tmp_path / "secret")
+
+
+def test_overwrite_removes_only_a_folder_marked_as_a_run_directory(tmp_path):
+    experiment = write(tmp_path / "mark.toml", HEADER.format(name="mark") +
+                       application("sim", ["sleep", "0"]))
+    # Another tool's folder, though it holds a status.json, is never removed.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "status.json").write_text("{}")
+    (other / "precious.dat").write_text("keep me")
+    refused = run(experiment, "--run-dir", str(other), "--overwrite")
+    assert refused.returncode != 0
+    assert "is not a run directory" in refused.stderr and ".slipstream-run" in refused.stderr
+    assert "nothing was removed" in refused.stderr, refused.stderr
+    assert sorted(p.name for p in other.iterdir()) == ["precious.dat", "status.json"]
+    assert (other / "precious.dat").read_text() == "keep me"
+
+    # A run directory carries the marker, and --overwrite replaces it.
+    assert run(experiment).returncode == 0
+    run_dir = tmp_path / "mark"
+    marker = run_dir / ".slipstream-run"
+    assert marker.read_text().splitlines()[0] == "slipstream run directory, format 1"
+    (run_dir / "left-over").write_text("from the first run")
+    replaced = run(experiment, "--overwrite")
+    assert replaced.returncode == 0, replaced.stdout + replaced.stderr
+    assert not (run_dir / "left-over").exists() and marker.exists()
+
+    # A link to a run directory is not one; nor is a folder whose marker says something else
+    # or is missing (as in run directories made before markers were written).
+    link = tmp_path / "link"
+    link.symlink_to(run_dir)
+    assert run(experiment, "--run-dir", str(link), "--overwrite").returncode != 0
+    assert link.is_symlink()
+    marker.write_text("something else\n")
+    assert run(experiment, "--overwrite").returncode != 0
+    marker.unlink()
+    refused = run(experiment, "--overwrite")
+    assert refused.returncode != 0
+    assert "runs made before the launcher wrote markers have none" in refused.stderr
+    assert (run_dir / "status.json").exists() and (run_dir / "sim" / "sim.out").exists()
 
 
 @pytest.mark.parametrize("text, message", [

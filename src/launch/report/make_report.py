@@ -8,6 +8,8 @@ launcher's metrics (RUN_DIR/metrics/*.csv) and writes RUN_DIR/report/:
   status.json   a copy of the run's status
   metrics/      copies of the raw CSVs
 
+The report is owner-only (folders 0700, files 0600), as the rest of the run directory.
+
 Any metrics file may be missing or empty: its figures are then replaced by a sentence saying that
 there was no such data. Exit status: 0 when the report was written; 2 (with a message on stderr)
 when RUN_DIR or its status.json is missing or unreadable; 1 when the report could not be written.
@@ -746,10 +748,23 @@ def write_text(path, content):
     os.replace(tmp, path)
 
 
+def make_private(report_dir):
+    """Makes the report owner-only, as everything the launcher writes in the run directory:
+    folders 0700, files 0600, whatever the umask they were written under."""
+    os.chmod(report_dir, 0o700)
+    for folder, subfolders, files in os.walk(report_dir):
+        for names, mode in ((subfolders, 0o700), (files, 0o600)):
+            for name in names:
+                path = os.path.join(folder, name)
+                if not os.path.islink(path):
+                    os.chmod(path, mode)
+
+
 def make_report(run_dir):
     status = read_status(run_dir)
     report_dir = os.path.join(run_dir, "report")
     os.makedirs(report_dir, exist_ok=True)
+    os.chmod(report_dir, 0o700)  # before anything is written in it
 
     metrics_dir = os.path.join(run_dir, "metrics")
     data = {name: read_csv(os.path.join(metrics_dir, name + ".csv"))
@@ -779,6 +794,7 @@ def make_report(run_dir):
                summary_text(status, processes, models, failed_logs, figures))
     write_text(os.path.join(report_dir, "index.html"),
                page(status, processes, models, failed_logs, figures))
+    make_private(report_dir)
     return os.path.join(report_dir, "index.html")
 
 
