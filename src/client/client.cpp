@@ -119,10 +119,12 @@ Client::Impl::Impl(ClientOptions options) : options_(std::move(options)) {
 }
 
 std::chrono::milliseconds Client::Impl::io_timeout_with(std::chrono::milliseconds wait) const {
-  if (wait == kWaitForever || options_.command_timeout.count() <= 0) {
-    return std::chrono::milliseconds(0);
+  std::chrono::milliseconds timeout(0);  // none
+  if (wait != kWaitForever && options_.command_timeout.count() > 0) {
+    timeout = options_.command_timeout + wait;
   }
-  return options_.command_timeout + wait;
+  if (wait_cap_.count() > 0 && (timeout.count() == 0 || timeout > wait_cap_)) timeout = wait_cap_;
+  return timeout;
 }
 
 Reply Client::Impl::call(Route route, const Request& request, std::string_view context,

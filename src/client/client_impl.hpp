@@ -134,6 +134,11 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   /// multi-key command (RENAME, COPY) may name both.
   bool same_slot(std::string_view a, std::string_view b) const;
 
+  /// From now on no reply is awaited longer than `cap`, whatever the timeouts say: for the
+  /// goodbyes of destructors (a program ending must not wait on a server that stopped answering;
+  /// the connection closing says goodbye as well).
+  void cap_waits(std::chrono::milliseconds cap) noexcept { wait_cap_ = cap; }
+
   /// One command, one reply; an error reply is thrown with `context`.
   Reply call(Route route, const client::Request& request, std::string_view context,
              std::chrono::milliseconds wait = std::chrono::milliseconds(0));
@@ -281,6 +286,7 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   // Sends SS.SHM.RELEASE for ids given back since the last request; true if it sent one.
   bool send_shm_releases(client::Connection& connection);
   std::chrono::milliseconds io_timeout_with(std::chrono::milliseconds wait) const;
+  std::chrono::milliseconds wait_cap_{0};
   std::string prefixed(std::string_view name, bool enabled, bool for_read) const;
 
   ClientOptions options_;

@@ -111,6 +111,11 @@ AttributeValue parse_attribute(std::string_view type, const Reply& value) {
 
 milliseconds wait_of(milliseconds timeout) { return timeout.count() == 0 ? kWaitForever : timeout; }
 
+// The longest a destructor waits for the server to answer its goodbye (LEAVE, CLOSE): a program
+// that ends with a reader or writer alive must not hang on a server that stopped answering, and
+// the connection closing tells the server the same.
+constexpr milliseconds kGoodbyeWait{5000};
+
 // The bytes of `piece` within the row-major bytes of `chunk`, which contains it. A piece that is
 // one contiguous run of the chunk (whole trailing dimensions, single leading ones) is a view into
 // `owner`'s bytes; any other box is gathered, row by row, into memory of its own.
@@ -664,6 +669,7 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
 StreamWriter::~StreamWriter() {
   if (!impl_ || impl_->closed) return;
   try {
+    impl_->client.cap_waits(kGoodbyeWait);
     close();
   } catch (const std::exception&) {
     // A writer that cannot say goodbye is a writer failure for the server: nothing to add.
@@ -1094,6 +1100,7 @@ StreamReader::~StreamReader() {
   ReaderState& s = *impl_->state;
   s.left = true;
   try {
+    s.client.cap_waits(kGoodbyeWait);
     Request request;
     request.command({"SS.STREAM.LEAVE", s.stream, s.group, std::to_string(s.rank)});
     s.client.call(s.stream, request, "SS.STREAM.LEAVE");

@@ -4,6 +4,7 @@ fails the test instead of hanging it."""
 
 import gc
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 import slipstream
+from conftest import Server
 
 GLOBAL = (8, 6)  # meshes/E/x: writer r puts rows 4r..4r+3 as two chunks of 2 rows
 PARTICLES = 10   # particles/e/id: writer 0 puts ids 0..5, writer 1 ids 6..9
@@ -668,6 +670,45 @@ def test_a_program_exits_with_readers_and_writers_open(server, key, tmp_path):
                               capture_output=True, text=True, timeout=60, env=dict(os.environ))
         assert done.returncode == 0, done.stderr
         assert "ending 999.0" in done.stdout
+
+
+EXIT_WITH_THE_SERVER_STOPPED = """
+import os, signal, sys
+import numpy as np
+import slipstream
+
+address, name, server_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+writer = slipstream.StreamWriter(name, 0, 1, address=address)
+reader = slipstream.StreamReader(name, "g", 0, 1, address=address)
+writer.begin_step(0)
+writer.put_chunk("a", np.arange(10.0), global_extent=(10,), offset=(0,))
+writer.end_step()
+step = reader.next_step()
+os.kill(server_pid, signal.SIGSTOP)  # the server stops answering; the program ends
+print("ending", flush=True)
+"""
+
+
+def test_a_program_exits_when_the_server_stopped_answering(tmp_path, key):
+    """Issue 26.A6: a reader and a writer alive at exit said goodbye (LEAVE, CLOSE) with the
+    client's command timeout each (a minute), so the program hung at exit on a stopped server.
+    Their destructors now wait a few seconds at most: the connection closing says the same."""
+    own = Server()
+    script = tmp_path / "stopped.py"
+    script.write_text(EXIT_WITH_THE_SERVER_STOPPED)
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(script), own.unix_address, key("stopped"),
+                               str(own.process.pid)],
+                              capture_output=True, text=True, timeout=100, env=dict(os.environ))
+        elapsed = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert "ending" in done.stdout
+        # Two goodbyes of 5 s at most each, far below the 60 s command timeout of each before.
+        assert elapsed < 50, f"the program took {elapsed:.0f} s to exit"
+    finally:
+        os.kill(own.process.pid, signal.SIGCONT)
+        own.stop()
 
 
 KILLED_INSIDE_A_RESERVED_STEP = """
