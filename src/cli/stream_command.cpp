@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/stream_files.hpp"
+#include "server/net/client_limits.hpp"
 #include "slipstream/client.hpp"
 #include "slipstream/error.hpp"
 
@@ -127,6 +128,17 @@ int run_delete(const std::string& address, const std::vector<std::string>& strea
   return 0;
 }
 
+// A positive byte count with Redis's optional units (64mb, 1gb).
+std::uint64_t parse_byte_count(const std::string& option, const std::string& text) {
+  const auto bytes = server::parse_memory_size(text);
+  if (!bytes || *bytes == 0) {
+    throw CLI::ValidationError(option, "'" + text +
+                                           "' is not a positive byte count (e.g. 1073741824 or "
+                                           "1gb)");
+  }
+  return *bytes;
+}
+
 int without_hdf5(const char* command) {
   std::cerr << "slipstream stream " << command
             << ": this slipstream was built without HDF5, so it cannot read or write openPMD "
@@ -179,6 +191,13 @@ std::function<int()> add_stream_command(CLI::App& app) {
                    "Stop when no step comes for this many milliseconds (0: wait for the end)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  dump->add_option_function<std::string>(
+      "--max-dataset-bytes",
+      [settings](const std::string& text) {
+        settings->dump.max_dataset_bytes = parse_byte_count("--max-dataset-bytes", text);
+      },
+      "Largest dataset to write, with units (e.g. 64gb); default: 64 times what the "
+      "component's chunks carry, plus 1 MiB");
 
   CLI::App* replay = cmd->add_subcommand(
       "replay", "Publish every iteration of an openPMD HDF5 series as a stream step");
@@ -198,6 +217,13 @@ std::function<int()> add_stream_command(CLI::App& app) {
   replay->add_option("--expect-groups", settings->replay.expected_groups,
                      "Reader groups to wait for before steps no group wants may be dropped")
       ->capture_default_str();
+  replay->add_option_function<std::string>(
+      "--max-bytes",
+      [settings](const std::string& text) {
+        settings->replay.max_bytes = parse_byte_count("--max-bytes", text);
+      },
+      "Most bytes one iteration's datasets may hold, with units (e.g. 8gb); default: 1024 "
+      "times what the file stores, plus 1 MiB");
 
   return [settings, info, erase, dump, replay]() -> int {
     if (info->parsed()) return run_info(settings->info_address, settings->info_stream);

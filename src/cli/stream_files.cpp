@@ -9,6 +9,7 @@
 #include <ctime>
 #include <deque>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -54,6 +55,46 @@ std::string login_name() {
     return found->pw_name;
   }
   return "unknown";
+}
+
+// Refuses, before its bytes are fetched or its dataset created, a component whose dataset would
+// be far larger than what its chunks carry (one chunk at offset 2^40 would otherwise make a
+// sparse file of a terabyte) or than an explicit limit.
+void check_dataset_size(const StreamComponent& component, std::uint64_t max_dataset_bytes) {
+  const std::uint64_t element_size = dtype_size(component.dtype);
+  std::uint64_t declared = element_size;
+  bool overflow = false;
+  for (std::uint64_t e : component.global_extent) {
+    overflow = overflow || __builtin_mul_overflow(declared, e, &declared);
+  }
+  std::uint64_t carried = 0;
+  for (const stream::Chunk& chunk : component.chunks) {
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(chunk.element_count(), element_size, &bytes) ||
+        __builtin_add_overflow(carried, bytes, &carried)) {
+      carried = UINT64_MAX;
+    }
+  }
+  const bool explicit_limit = max_dataset_bytes > 0;
+  std::uint64_t limit = max_dataset_bytes;
+  if (!explicit_limit &&
+      (__builtin_mul_overflow(carried, kMaxSparseness, &limit) ||
+       __builtin_add_overflow(limit, kSparseAllowance, &limit))) {
+    limit = UINT64_MAX;
+  }
+  if (!overflow && declared <= limit) return;
+  std::string extent;
+  for (std::uint64_t e : component.global_extent) {
+    extent += (extent.empty() ? "" : " x ") + std::to_string(e);
+  }
+  throw std::invalid_argument(
+      "'" + component.name + "' would be a dataset of " +
+      (overflow ? std::string("more than 2^64") : std::to_string(declared)) + " bytes (extent " +
+      extent + ") but its chunks carry " + std::to_string(carried) + " bytes; the limit is " +
+      (explicit_limit ? "--max-dataset-bytes, " + std::to_string(limit) + " bytes"
+                      : std::to_string(limit) + " bytes (" + std::to_string(kMaxSparseness) +
+                            " times what the chunks carry plus " +
+                            std::to_string(kSparseAllowance) + "; --max-dataset-bytes sets it)"));
 }
 
 ClientOptions client_options(const std::string& address) {
@@ -107,8 +148,9 @@ int run_dump(const DumpSettings& settings) {
     std::size_t components = 0;
     for (const StreamComponent& component : step.components()) {
       try {
-        // Checked before the bytes are fetched: a refused name costs no transfer.
+        // Checked before the bytes are fetched: a refused name or size costs no transfer.
         openpmd::split_object_path(component.name);
+        check_dataset_size(component, settings.max_dataset_bytes);
         const std::vector<StreamPiece> pieces = step.load(component.name);
         series.write_component(component.name, component.dtype, component.global_extent,
                                pieces);
@@ -139,7 +181,16 @@ int run_replay(const ReplaySettings& settings) {
     std::cerr << "slipstream stream replay: " << problem << "\n";
     ++problems;
   };
-  const openpmd::SeriesReader series(settings.input, report);
+  // Every dataset is checked before any writer joins the stream: a refused series publishes
+  // nothing.
+  std::optional<openpmd::SeriesReader> opened;
+  try {
+    opened.emplace(settings.input, report, openpmd::ReadLimits{settings.max_bytes});
+  } catch (const openpmd::FileError& e) {
+    report(e.what());
+    return 1;
+  }
+  const openpmd::SeriesReader& series = *opened;
 
   StreamWriterOptions writer_options;
   writer_options.queue_limit = settings.queue_limit;

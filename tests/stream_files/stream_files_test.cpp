@@ -2,15 +2,23 @@
 // particle species with a constant record and the standard's attributes; dump writes them as
 // openPMD HDF5 (groupBased and fileBased), checked element by element and attribute by attribute
 // with h5py (check_openpmd.py); replaying a dump and dumping it again gives the same files;
-// hostile component names never leave the output; info shows the queue and its groups.
+// hostile component names never leave the output; files that lead to other files or declare
+// more than they hold are refused (replay), as are chunks far out in a huge extent (dump); info
+// shows the queue and its groups.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,6 +68,7 @@ class TempDir {
 struct Finished {
   int status = -1;
   std::string out, err;
+  long max_rss_kib = 0;  ///< the process's peak resident memory
 };
 
 std::string read_file(const std::string& path) {
@@ -96,7 +105,9 @@ class Process {
   Finished wait() {
     Finished run;
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    rusage usage{};
+    ::wait4(pid_, &status, 0, &usage);
+    run.max_rss_kib = usage.ru_maxrss;
     pid_ = -1;
     run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     run.out = read_file(dir_ + "/out");
@@ -347,6 +358,182 @@ TEST(StreamFiles, HostileComponentNamesStayInsideTheFile) {
   ASSERT_EQ(objects.status, 0) << objects.err;
   EXPECT_EQ(objects.out, "data\ndata/0\ndata/0/meshes\ndata/0/meshes/ok\n"
                          "check_openpmd.py: objects ok\n");
+}
+
+// A minimal openPMD file whose iteration 0 holds what `fill` puts in its meshes group.
+void write_openpmd_file(const std::string& path, const std::function<void(hid_t meshes)>& fill) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0) << path;
+  const std::pair<const char*, const char*> root[] = {
+      {"openPMD", "1.1.0"},        {"basePath", "/data/%T/"},
+      {"meshesPath", "meshes/"},   {"particlesPath", "particles/"},
+      {"iterationEncoding", "groupBased"}, {"iterationFormat", "/data/%T/"}};
+  for (const auto& [name, value] : root) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, std::strlen(value));
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attribute = H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    EXPECT_GE(H5Awrite(attribute, type, value), 0) << name;
+    H5Aclose(attribute);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+  const hid_t parents = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(parents, 1);
+  const hid_t meshes = H5Gcreate2(file, "/data/0/meshes", parents, H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_GE(meshes, 0);
+  fill(meshes);
+  H5Gclose(meshes);
+  H5Pclose(parents);
+  H5Fclose(file);
+}
+
+// A one-dimensional uint8 dataset `name` of `size` elements with the creation properties `create`.
+void create_bytes_dataset(hid_t group, const char* name, hsize_t size, hid_t create) {
+  const hid_t space = H5Screate_simple(1, &size, nullptr);
+  const hid_t dataset =
+      H5Dcreate2(group, name, H5T_NATIVE_UINT8, space, H5P_DEFAULT, create, H5P_DEFAULT);
+  EXPECT_GE(dataset, 0) << name;
+  H5Dclose(dataset);
+  H5Sclose(space);
+}
+
+const std::string kSecret = "-----BEGIN PRIVATE KEY----- not for the stream -----END-----";
+
+Finished replay_file(const std::string& input, const std::string& stream) {
+  return run(cli({"stream", "replay", "--address", server().tcp_address(), "--stream", stream,
+                  "--input", input}));
+}
+
+// Nothing of a refused series reaches the server: its stream was never made, so no reader can
+// see a byte of it.
+void expect_no_stream(const std::string& stream) {
+  Finished info = run(cli({"stream", "info", "--address", server().tcp_address(), stream}));
+  EXPECT_EQ(info.status, 1) << info.out;
+  EXPECT_NE(info.err.find("no stream named '" + stream + "'"), std::string::npos) << info.err;
+  EXPECT_EQ(info.out.find("not for the stream"), std::string::npos) << info.out;
+}
+
+TEST(StreamFiles, ReplayRefusesExternalRawStorage) {
+  TempDir dir;
+  const std::string secret = dir / "id_key", input = dir / "external.h5";
+  std::ofstream(secret) << kSecret;
+  write_openpmd_file(input, [&](hid_t meshes) {
+    const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+    EXPECT_GE(H5Pset_external(create, secret.c_str(), 0, kSecret.size()), 0);
+    H5Pset_fill_time(create, H5D_FILL_TIME_NEVER);  // the secret file stays as it is
+    create_bytes_dataset(meshes, "key", kSecret.size(), create);
+    H5Pclose(create);
+  });
+  Finished replayed = replay_file(input, "files.external");
+  EXPECT_EQ(replayed.status, 1) << replayed.err;
+  EXPECT_NE(replayed.err.find("dataset '/data/0/meshes/key' in '" + input +
+                              "' keeps its elements in external files (external raw storage): "
+                              "refused"),
+            std::string::npos)
+      << replayed.err;
+  expect_no_stream("files.external");
+  EXPECT_EQ(read_file(secret), kSecret);
+}
+
+TEST(StreamFiles, ReplayRefusesVirtualDatasets) {
+  TempDir dir;
+  const std::string source = dir / "private.h5", input = dir / "virtual.h5";
+  const hsize_t size = kSecret.size();
+  {
+    const hid_t file = H5Fcreate(source.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t space = H5Screate_simple(1, &size, nullptr);
+    const hid_t dataset = H5Dcreate2(file, "secret", H5T_NATIVE_UINT8, space, H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, kSecret.data()),
+              0);
+    H5Dclose(dataset);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  write_openpmd_file(input, [&](hid_t meshes) {
+    const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+    const hid_t space = H5Screate_simple(1, &size, nullptr);
+    EXPECT_GE(H5Pset_virtual(create, space, source.c_str(), "/secret", space), 0);
+    create_bytes_dataset(meshes, "key", size, create);
+    H5Sclose(space);
+    H5Pclose(create);
+  });
+  Finished replayed = replay_file(input, "files.virtual");
+  EXPECT_EQ(replayed.status, 1) << replayed.err;
+  EXPECT_NE(replayed.err.find("dataset '/data/0/meshes/key' in '" + input +
+                              "' is a virtual dataset"),
+            std::string::npos)
+      << replayed.err;
+  EXPECT_NE(replayed.err.find("refused, nothing of the series is published"), std::string::npos)
+      << replayed.err;
+  expect_no_stream("files.virtual");
+}
+
+TEST(StreamFiles, ReplayRefusesDatasetsDeclaringFarMoreThanTheFileHolds) {
+  TempDir dir;
+  const std::string input = dir / "huge.h5";
+  constexpr hsize_t kDeclared = hsize_t{1} << 31;  // 2 GiB of fill values, no chunk stored
+  write_openpmd_file(input, [&](hid_t meshes) {
+    const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+    const hsize_t chunk = 1024;
+    H5Pset_chunk(create, 1, &chunk);
+    create_bytes_dataset(meshes, "E", kDeclared, create);
+    H5Pclose(create);
+  });
+  ASSERT_LT(fs::file_size(input), 64u * 1024);
+  Finished replayed = replay_file(input, "files.huge");
+  EXPECT_EQ(replayed.status, 1) << replayed.err;
+  EXPECT_NE(replayed.err.find("dataset '/data/0/meshes/E' in '" + input + "' declares " +
+                              std::to_string(kDeclared) + " bytes (" +
+                              std::to_string(kDeclared) + " elements of 1 bytes) but stores 0 "
+                                                          "bytes in the file"),
+            std::string::npos)
+      << replayed.err;
+  EXPECT_LT(replayed.max_rss_kib, 512L * 1024) << "replay held the declared size";
+  expect_no_stream("files.huge");
+
+  // An explicit limit replaces the comparison with the file, and holds on its own.
+  Finished limited = run(cli({"stream", "replay", "--address", server().tcp_address(),
+                              "--stream", "files.huge", "--input", input, "--max-bytes",
+                              "1mb"}));
+  EXPECT_EQ(limited.status, 1) << limited.err;
+  EXPECT_NE(limited.err.find("iteration 0 would hold more than the limit of 1048576 bytes"),
+            std::string::npos)
+      << limited.err;
+  expect_no_stream("files.huge");
+}
+
+TEST(StreamFiles, DumpRefusesAChunkFarOutInAHugeExtent) {
+  TempDir dir;
+  const std::string output = dir / "far.h5";
+  constexpr std::uint64_t kExtent = std::uint64_t{1} << 37;  // doubles: 1 TiB
+  std::thread writer([&] {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    StreamWriter w(options(), "files.far", 0, 1, writer_options);
+    const std::vector<std::uint64_t> extent = {4}, offset = {0}, one = {1};
+    const std::vector<std::uint64_t> huge = {kExtent}, last = {kExtent - 1};
+    const std::vector<double> values = {1, 2, 3, 4}, far = {42};
+    w.begin_step(0);
+    w.put_chunk<double>("meshes/far", huge, last, one, far);
+    w.put_chunk<double>("meshes/ok", extent, offset, extent, values);
+    w.end_step();
+    w.close();
+  });
+  Finished dump = run(cli(dump_args("files.far", output)));
+  writer.join();
+  EXPECT_EQ(dump.status, 1) << dump.err;
+  EXPECT_NE(dump.err.find("step 0: component refused: 'meshes/far' would be a dataset of " +
+                          std::to_string(kExtent * 8) + " bytes (extent " +
+                          std::to_string(kExtent) + ") but its chunks carry 8 bytes"),
+            std::string::npos)
+      << dump.err;
+  EXPECT_NE(dump.err.find("(1 components, 32 B)"), std::string::npos) << dump.err;
+  EXPECT_LT(fs::file_size(output), 1u << 20);
+  struct stat written {};
+  ASSERT_EQ(::stat(output.c_str(), &written), 0);
+  EXPECT_LT(written.st_blocks * 512, 1 << 20);  // nor a sparse file of a terabyte
 }
 
 TEST(StreamFiles, DumpRefusesAnOutputThatDisagreesWithTheEncoding) {

@@ -11,6 +11,9 @@
 namespace slipstream::cli::openpmd {
 namespace {
 
+// No openPMD attribute comes near this; larger ones are left out unread.
+constexpr std::size_t kMaxAttributeBytes = std::size_t{1} << 20;
+
 herr_t innermost_reason(unsigned n, const H5E_error2_t* error, void* data) {
   if (n == 0 && error->desc != nullptr) *static_cast<std::string*>(data) = error->desc;
   return 0;
@@ -183,6 +186,15 @@ herr_t read_one(hid_t object, const char* name, const H5A_info_t*, void* data) {
     const auto count = static_cast<std::size_t>(points);
     if (is_array && count == 0) {
       context.skipped->push_back(std::string("attribute '") + name + "' is an empty array");
+      return 0;
+    }
+    // Checked before anything is allocated for it: a file may declare any size.
+    const std::size_t element_size = std::max<std::size_t>(H5Tget_size(type), sizeof(double));
+    if (count > kMaxAttributeBytes / element_size) {
+      context.skipped->push_back(std::string("attribute '") + name + "' declares " +
+                                 std::to_string(count) + " elements of " +
+                                 std::to_string(element_size) + " bytes, more than " +
+                                 std::to_string(kMaxAttributeBytes) + " bytes");
       return 0;
     }
     AttributeValue value;

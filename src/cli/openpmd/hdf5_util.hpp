@@ -86,8 +86,9 @@ struct NamedAttribute {
 
 /// The attributes of `object` in name order: integers (and enums such as booleans) as
 /// std::int64_t, floating point as double, fixed- or variable-length strings as std::string,
-/// scalars as scalars and one-dimensional arrays as vectors. Attributes of other types are left
-/// out and described in `skipped`.
+/// scalars as scalars and one-dimensional arrays as vectors. Attributes of other types, and
+/// those that declare more than 1 MiB (elements x max(element size, 8 bytes)), are left out
+/// unread and described in `skipped`.
 std::vector<NamedAttribute> read_attributes(hid_t object, std::vector<std::string>& skipped);
 
 /// True when `object` has an attribute `name`.
