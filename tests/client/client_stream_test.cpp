@@ -976,6 +976,68 @@ TEST(StreamClient, AChunkNamedManyTimesInOneGetIsCopiedOnce) {
       << "the server's peak grew from " << before << " to " << after << " bytes";
 }
 
+// BUG (issue 26.C4): a reply carrying more than 253 descriptors (the kernel's limit per message)
+// lost all but the last batch: the batches past the first were sent with no byte of their reply,
+// and the kernel drops descriptors sent with none. A writer of 300 chunks of 64 KiB a step gets
+// 300 segments with one END reply; every step must arrive whole.
+TEST(StreamClient, AReplyWithMoreDescriptorsThanOneMessageCarriesLosesNone) {
+  ServerProcess server;
+  ClientOptions shm_options;
+  shm_options.address = server.unix_address();
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  writer_options.queue_limit = 2;
+  StreamReaderOptions reader_options;
+  reader_options.strategy = "roundrobin";
+  reader_options.next_timeout = std::chrono::seconds(60);
+  constexpr std::uint64_t kChunks = 300, kPerChunk = 16384;  // 64 KiB of floats each
+  constexpr int kSteps = 3;
+  auto write_chunks = [&] {
+    StreamWriter writer(shm_options, name, 0, 1, writer_options);
+    std::vector<std::vector<float>> values(kChunks, std::vector<float>(kPerChunk));
+    const std::vector<std::uint64_t> global{kChunks * kPerChunk}, extent{kPerChunk};
+    for (int step = 0; step < kSteps; ++step) {
+      writer.begin_step(step);
+      for (std::uint64_t c = 0; c < kChunks; ++c) {  // borrowed until end_step
+        std::fill(values[c].begin(), values[c].end(), static_cast<float>(step * 1000 + c));
+        const std::vector<std::uint64_t> offset{c * kPerChunk};
+        writer.put_chunk<float>("meshes/rho", global, offset, extent, values[c]);
+      }
+      if (!writer.end_step()) throw std::runtime_error(writer.last_abort_reason());
+    }
+    writer.close();
+  };
+  std::string failed;
+  std::thread writing([&] {
+    try {
+      write_chunks();
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  });
+  StreamReader reader(shm_options, name, "g", 0, 1, reader_options);
+  int shared = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
+    const std::vector<StreamPiece> pieces = next.step->load("meshes/rho");
+    ASSERT_EQ(pieces.size(), kChunks);
+    for (const StreamPiece& piece : pieces) {
+      const float expected = static_cast<float>(step * 1000 + piece.piece.offset[0] / kPerChunk);
+      const std::span<const float> got = piece.as<float>();
+      ASSERT_EQ(got.size(), kPerChunk);
+      ASSERT_EQ(got.front(), expected);
+      ASSERT_EQ(got.back(), expected);
+      shared += piece.shared ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
+  writing.join();
+  EXPECT_EQ(failed, "");
+  EXPECT_GT(shared, 0) << "no chunk travelled in a writer segment";
+}
+
 // The SST rendezvous trap: two processes (here threads) each write one stream and read the other,
 // opening them in opposite orders. Attaching never waits for the other side, so neither blocks:
 // each writes its steps, then reads the other's.

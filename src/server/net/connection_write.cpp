@@ -13,7 +13,8 @@
 // no later than the first byte of its reply has arrived by the time the client parses that reply;
 // the client queues descriptors as they come and takes them in reply order. At most kMaxFds go in
 // one sendmsg (the kernel's SCM_MAX_FD); a batch with more is sent in several calls, each ending
-// before the reply of the first descriptor it could not carry.
+// before the reply of the first descriptor it could not carry, or, when that reply has begun (one
+// reply with more than kMaxFds), after one byte of it.
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -57,9 +58,16 @@ Connection::SendResult Connection::send_now() {
   while (w.position < w.total || w.next_fd < fds.size()) {
     // Descriptors to attach: the next ones, up to kMaxFds; then the bytes may run up to (not
     // including) the reply of the first descriptor left for a later call.
+    // A reply with more than kMaxFds descriptors has them sent with several of its bytes, one
+    // batch each: a call whose next batch belongs to a reply already begun sends one byte (each
+    // batch must ride with a byte of its reply, which the client reads before parsing it;
+    // descriptors sent with no byte at all are dropped by the kernel).
     std::size_t fd_end = std::min(fds.size(), w.next_fd + kMaxFds);
     std::size_t limit = w.total - w.position;
-    if (fd_end < fds.size()) limit = std::min(limit, fds[fd_end].offset - w.position);
+    if (fd_end < fds.size()) {
+      const std::size_t next_reply = fds[fd_end].offset;
+      limit = std::min(limit, next_reply > w.position ? next_reply - w.position : std::size_t{1});
+    }
     iovec* iov = w.parts.data() + w.first;
     std::size_t iov_count = std::min<std::size_t>(w.parts.size() - w.first, IOV_MAX);
     // Trim the iovecs to `limit` bytes (only when descriptors remain for a later call).
