@@ -1,14 +1,18 @@
 // `slipstream server`: parses the server's options and runs it until shutdown.
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/daemon.hpp"
+#include "common/sanitizer.hpp"
 #include "ml/backend.hpp"
 #include "ml/sandbox/sandbox_backend.hpp"
 #include "server/server.hpp"
@@ -64,6 +68,35 @@ std::size_t parse_size_option(const std::string& option, const std::string& text
                                "'" + text + "' is not a byte count (e.g. 1073741824 or 1gb)");
   }
   return *bytes;
+}
+
+// A model worker needs this much address space for libtorch alone (about 600 MB) and its runs.
+constexpr std::uint64_t kMinWorkerMemory = std::uint64_t{1} << 30;
+
+// True when this machine has an NVIDIA GPU (its driver's device files): CUDA reserves far more
+// address space than memory, so the default limit would make every GPU model fail.
+bool has_nvidia_gpu() {
+  struct stat info {};
+  return ::stat("/dev/nvidiactl", &info) == 0 || ::stat("/proc/driver/nvidia/gpus", &info) == 0;
+}
+
+// --worker-memory: "unlimited", 0 (the machine's physical memory; no limit in sanitizer builds or
+// on a machine with a GPU) or a size of at least 1gb. Returns the address-space limit for each
+// worker, nullopt for none.
+std::optional<std::uint64_t> parse_worker_memory(const std::string& text) {
+  if (text == "unlimited") return std::nullopt;
+  const std::uint64_t bytes = parse_size_option("--worker-memory", text);
+  if (bytes == 0) {
+    if (kSanitizerBuild || has_nvidia_gpu()) return std::nullopt;
+    return static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+           static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  }
+  if (bytes < kMinWorkerMemory) {
+    throw CLI::ValidationError("--worker-memory",
+                               "'" + text + "' is too small: a model worker needs at least 1gb "
+                               "(or 0: the physical memory, or unlimited)");
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -169,6 +202,14 @@ std::function<int()> add_server_command(CLI::App& app) {
                   "Wall-clock limit of one model or script run in milliseconds; a run past it is "
                   "stopped and its caller gets an error (0: no limit)")
       ->capture_default_str();
+  auto worker_memory = std::make_shared<std::optional<std::uint64_t>>(parse_worker_memory("0"));
+  cmd->add_option_function<std::string>(
+         "--worker-memory",
+         [worker_memory](const std::string& text) { *worker_memory = parse_worker_memory(text); },
+         "Address space of each model worker process, in Redis's units (at least 1gb); a run "
+         "that needs more gets an error. 0: the physical memory (no limit on a machine with an "
+         "NVIDIA GPU: CUDA reserves far more address space than memory); unlimited: no limit")
+      ->default_str("0");
   cmd->add_option("--intra-op-threads", options->intra_op_threads,
                   "Threads inside one model run (0: libtorch's default)")
       ->capture_default_str();
@@ -199,7 +240,7 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
 
-  return [options, password_file, no_shm, daemon]() -> int {
+  return [options, password_file, no_shm, daemon, worker_memory]() -> int {
     if (*no_shm) options->shm_size = 0;
     spdlog::set_level(spdlog::level::from_str(options->log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
@@ -244,6 +285,9 @@ std::function<int()> add_server_command(CLI::App& app) {
                                      std::to_string(options->inter_op_threads)});
     }
     sandbox.workers = options->executor_threads + 1;
+    sandbox.address_space_limit = *worker_memory;
+    // What workers write to their stderr arrives quoted and bounded (sandbox_backend.hpp).
+    sandbox.log = [](const std::string& line) { spdlog::warn("{}", line); };
     server.set_backend(ml::make_sandboxed_backend(std::move(sandbox)));
     if (!daemon->enabled) return server.run();
     int status = 1;

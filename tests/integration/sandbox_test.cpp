@@ -1,15 +1,25 @@
 // The model sandbox against a real server (issue: hardening items 1, 2, 3, 7): models and scripts
-// that read files, write into their inputs, crash libtorch's loader or never end cost an error
-// reply, never the server, its files or its stored values. The hostile inputs are written by
+// that read files, write into their inputs, crash libtorch's loader, never end, allocate without
+// end or flood the log cost an error reply or a bounded log, never the server, its files, its
+// secrets or its stored values. The hostile inputs are written by
 // tests/hostile/make_hostile_models.py (a CTest fixture) into SLIPSTREAM_HOSTILE_MODELS_DIR.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <thread>
 
+#include "common/sanitizer.hpp"
 #include "support/raw_client.hpp"
 #include "support/server_process.hpp"
 
@@ -62,6 +72,39 @@ void expect_healthy(RawClient& c) {
                       "healthy_out"})
                   .is_ok());
   EXPECT_EQ(blob(c, "healthy_out"), floats({3, 5, 7, 9, 11, 13}));
+}
+
+// The whole of /proc/<pid>/<name> ("" when it cannot be read).
+std::string proc_file(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The model workers of the server `pid`: its children running `slipstream ml-worker`. A child
+// whose command line is not yet the worker's is still the server's copy, before its exec.
+std::vector<pid_t> model_workers(pid_t pid) {
+  std::vector<pid_t> workers;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::istringstream children(proc_file(pid, "task/" + task.path().filename().string() +
+                                                   "/children"));
+    for (pid_t child; children >> child;) {
+      if (proc_file(child, "cmdline").find("ml-worker") != std::string::npos) {
+        workers.push_back(child);
+      }
+    }
+  }
+  return workers;
+}
+
+// The "Max address space" line of /proc/<pid>/limits.
+std::string address_space_limit(pid_t pid) {
+  std::istringstream limits(proc_file(pid, "limits"));
+  for (std::string line; std::getline(limits, line);) {
+    if (line.starts_with("Max address space")) return line;
+  }
+  return "";
 }
 
 class SandboxTest : public ::testing::Test {
@@ -220,6 +263,188 @@ TEST_F(SandboxTest, RunsThatCrashTheirWorkerCostAnErrorReply) {
                        30000);
   ASSERT_TRUE(r.is_error()) << r.str();
   expect_healthy(c);
+}
+
+// A worker runs code its users stored: it must not see the server's password (or anything else
+// of its environment), it must go first when memory runs out, and its memory must be bounded.
+TEST_F(SandboxTest, WorkersGetACleanEnvironmentAHigherOomScoreAndAMemoryLimit) {
+  const std::string password = "env-secret-7f3a9c";
+  ::setenv("SLIPSTREAM_PASSWORD", password.c_str(), 1);
+  std::unique_ptr<ServerProcess> server;
+  try {
+    server = std::make_unique<ServerProcess>();
+  } catch (...) {
+    ::unsetenv("SLIPSTREAM_PASSWORD");
+    throw;
+  }
+  ::unsetenv("SLIPSTREAM_PASSWORD");
+  ASSERT_NE(proc_file(server->pid(), "environ").find(password), std::string::npos)
+      << "the test's premise: the server has the password in its environment";
+  RawClient c = RawClient::tcp(server->port());
+  ASSERT_TRUE(c.call({"AUTH", password}).is_ok());
+  // The first store starts a worker. Its environment is read while it starts: once confined it
+  // is not dumpable, and only root may read it then.
+  c.send({"AI.SCRIPTSTORE", "plus", "CPU", "ENTRY_POINTS", "1", "plus", "SOURCE",
+          "def plus(x):\n    return x + 1.0\n"});
+  std::string environment;
+  pid_t worker = -1;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (environment.empty() && std::chrono::steady_clock::now() < deadline) {
+    for (pid_t pid : model_workers(server->pid())) {
+      worker = pid;
+      environment = proc_file(pid, "environ");
+      if (!environment.empty()) break;
+    }
+    if (environment.empty()) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(c.read_reply(30000).is_ok());
+  ASSERT_GT(worker, 0) << "no model worker found among the server's children";
+  if (environment.empty() && ::geteuid() != 0) {
+    ADD_FAILURE() << "the worker was confined before its environment could be read";
+  }
+  EXPECT_EQ(environment.find(password), std::string::npos) << environment;
+  EXPECT_EQ(environment.find("SLIPSTREAM_PASSWORD"), std::string::npos) << environment;
+  EXPECT_NE(environment.find("PATH=/usr/bin:/bin"), std::string::npos) << environment;
+
+  const int server_score = std::stoi(proc_file(server->pid(), "oom_score_adj"));
+  const int worker_score = std::stoi(proc_file(worker, "oom_score_adj"));
+  EXPECT_EQ(worker_score, std::min(1000, server_score + 500));
+  if (server_score < 1000) {
+    EXPECT_GT(worker_score, server_score);
+  }
+
+  // The default limit is the physical memory (none where a GPU's driver is present).
+  const std::string limit = address_space_limit(worker);
+  const bool gpu = std::filesystem::exists("/dev/nvidiactl") ||
+                   std::filesystem::exists("/proc/driver/nvidia/gpus");
+  if (!kSanitizerBuild && !gpu) {
+    const auto physical = static_cast<unsigned long long>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(limit.find("unlimited"), std::string::npos) << limit;
+    EXPECT_NE(limit.find(std::to_string(physical)), std::string::npos) << limit;
+  }
+  put(c, "x", {1, 2, 3});
+  ASSERT_TRUE(
+      c.call({"AI.SCRIPTEXECUTE", "plus", "plus", "INPUTS", "1", "x", "OUTPUTS", "1", "o"})
+          .is_ok());
+  EXPECT_EQ(blob(c, "o"), floats({2, 3, 4}));
+}
+
+TEST_F(SandboxTest, RunsPastTheWorkerMemoryLimitCostAnErrorReply) {
+  if (kSanitizerBuild) GTEST_SKIP() << "sanitizers need more address space than this limit";
+  // One thread per pool: the address space a worker needs grows with its threads.
+  ServerProcess server({"--worker-memory", "2gb", "--intra-op-threads", "1",
+                        "--inter-op-threads", "1"});
+  RawClient c = RawClient::tcp(server.port());
+  // 4 GiB of floats, twice the limit.
+  ASSERT_TRUE(call_slow(c, {"AI.SCRIPTSTORE", "huge", "CPU", "ENTRY_POINTS", "1", "huge",
+                            "SOURCE",
+                            "def huge(x):\n    return torch.ones([1 << 30]) + x.sum()\n"})
+                  .is_ok());
+  const std::vector<pid_t> workers = model_workers(server.pid());
+  ASSERT_FALSE(workers.empty());
+  for (pid_t worker : workers) {
+    const std::string limit = address_space_limit(worker);
+    EXPECT_NE(limit.find("2147483648"), std::string::npos) << worker << ": " << limit;
+  }
+  ASSERT_EQ(address_space_limit(workers[0]).find("unlimited"), std::string::npos)
+      << "no limit: the run below would allocate 4 GiB";
+  put(c, "x", {1, 2, 3});
+  RespReply r =
+      c.call({"AI.SCRIPTEXECUTE", "huge", "huge", "INPUTS", "1", "x", "OUTPUTS", "1", "o"}, 30000);
+  ASSERT_TRUE(r.is_error()) << r.str();
+  EXPECT_NE(r.text.find("allocate"), std::string::npos) << r.text;
+  EXPECT_EQ(c.call({"EXISTS", "o"}).str(), ":0");
+  // libtorch loads and runs models under the limit.
+  expect_healthy(c);
+}
+
+// Starts a server whose stdout and stderr (its log) go to the file `path`.
+std::unique_ptr<ServerProcess> start_logging_to(const std::string& path) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int log = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log < 0) throw std::runtime_error("cannot open " + path);
+  const int saved_out = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  const int saved_err = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  ::dup2(log, STDOUT_FILENO);
+  ::dup2(log, STDERR_FILENO);
+  const auto restore = [&] {
+    ::dup2(saved_out, STDOUT_FILENO);
+    ::dup2(saved_err, STDERR_FILENO);
+    ::close(saved_out);
+    ::close(saved_err);
+    ::close(log);
+  };
+  std::unique_ptr<ServerProcess> server;
+  try {
+    server = std::make_unique<ServerProcess>();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return server;
+}
+
+// TorchScript's warnings.warn (torch.warn in script source) hands any text to libtorch's warning
+// printer, on the worker's stderr: "\n[FORGED] ..." in it used to start lines of the server's
+// log, about 0.5 MB a run without limit.
+TEST_F(SandboxTest, WhatWorkersWriteReachesTheLogQuotedAndBounded) {
+  const std::string dir = make_temp_dir("slipstream-sandbox-log");
+  const std::string log_path = dir + "/server.log";
+  auto server = start_logging_to(log_path);
+  RawClient c = RawClient::tcp(server->port());
+  const std::string source =
+      "def flood(x):\n"
+      "    message = \"\"\n"
+      "    for i in range(2000):\n"
+      "        message = message + \"\\n[FORGED] 2030-01-01 00:00:00.000 error [1] line \" + "
+      "str(i)\n"
+      "    torch.warn(message)\n"
+      "    torch.warn(message)\n"
+      "    return x + 1.0\n";
+  ASSERT_TRUE(
+      call_slow(c, {"AI.SCRIPTSTORE", "flood", "CPU", "ENTRY_POINTS", "1", "flood", "SOURCE",
+                    source})
+          .is_ok());
+  put(c, "x", {1, 2, 3});
+  const auto size_before = std::filesystem::file_size(log_path);
+  for (int run = 0; run < 5; ++run) {
+    ASSERT_TRUE(
+        c.call({"AI.SCRIPTEXECUTE", "flood", "flood", "INPUTS", "1", "x", "OUTPUTS", "1", "o"},
+               30000)
+            .is_ok());
+  }
+  EXPECT_EQ(blob(c, "o"), floats({2, 3, 4}));
+  server->stop();  // its workers end, and what they wrote is all logged
+  const auto added = std::filesystem::file_size(log_path) - size_before;
+
+  std::ifstream log(log_path);
+  int forged_lines = 0, unprefixed_lines = 0, quoted_lines = 0, dropped_reports = 0;
+  std::size_t longest_line = 0;
+  for (std::string line; std::getline(log, line);) {
+    longest_line = std::max(longest_line, line.size());
+    if (line.starts_with("[FORGED]")) ++forged_lines;
+    const std::size_t forged = line.find("[FORGED]");
+    if (forged != std::string::npos) {
+      const std::size_t prefix = line.find("model worker ");
+      if (prefix == std::string::npos || prefix > forged) ++unprefixed_lines;
+      ++quoted_lines;
+    }
+    if (line.find("more lines of its output dropped") != std::string::npos) ++dropped_reports;
+  }
+  EXPECT_EQ(forged_lines, 0);
+  EXPECT_EQ(unprefixed_lines, 0) << "lines with the forged text but not the worker's prefix";
+  EXPECT_LE(longest_line, 1300u);  // 1 KiB of text, the log's and the worker's prefixes
+  EXPECT_GT(quoted_lines, 0) << "the workers' output is passed on, quoted";
+  EXPECT_LE(quoted_lines, 20);
+  EXPECT_GE(dropped_reports, 1);
+  // 20 lines of at most 1 KiB of text, their prefixes and the count of the others; the runs
+  // wrote 2.4 MB.
+  EXPECT_LT(added, 32u * 1024) << added << " bytes logged";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace

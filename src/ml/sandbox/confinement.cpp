@@ -6,8 +6,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,11 @@
 
 namespace slipstream::ml::sandbox {
 namespace {
+
+// How much more likely than the server a worker is to be chosen when the machine runs out of
+// memory (oom_score_adj, -1000 to 1000): a model that allocates without end should cost its
+// worker, not the server and its data.
+constexpr int kOomScoreRaise = 500;
 
 void check(bool ok, const char* what) {
   if (!ok) throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
@@ -43,6 +50,27 @@ void close_other_descriptors(int keep) {
     ::getrlimit(RLIMIT_NOFILE, &limit);
     for (int fd = keep + 1; fd < static_cast<int>(limit.rlim_cur); ++fd) ::close(fd);
   }
+}
+
+// Sets this process's oom_score_adj to the inherited one (the server's) + kOomScoreRaise, at most
+// 1000; raising it needs no privilege. Must run while the process is still dumpable (its /proc
+// files are its own) and may open files. Returns what was done, or why nothing was.
+std::string raise_oom_score() {
+  const char* path = "/proc/self/oom_score_adj";
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("OOM score unchanged (") + std::strerror(errno) + ")";
+  char text[16] = {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  const int inherited = n > 0 ? std::atoi(text) : 0;
+  const std::string raised = std::to_string(std::min(1000, inherited + kOomScoreRaise));
+  fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  const bool written =
+      fd >= 0 && ::write(fd, raised.data(), raised.size()) == static_cast<ssize_t>(raised.size());
+  const int write_errno = errno;
+  if (fd >= 0) ::close(fd);
+  if (!written) return std::string("OOM score unchanged (") + std::strerror(write_errno) + ")";
+  return "OOM score adjustment " + raised;
 }
 
 #ifdef SLIPSTREAM_HAVE_SECCOMP
@@ -103,6 +131,8 @@ std::string confine_worker(int channel_fd, long parent_pid, bool syscall_filter)
   // Die with the server; if it is already gone, stop now.
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl(PR_SET_PDEATHSIG)");
   if (parent_pid > 0 && ::getppid() != parent_pid) throw std::runtime_error("the server is gone");
+  // Best effort: a /proc without this file must not stop models from running.
+  const std::string oom_score = raise_oom_score();
   check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl(PR_SET_NO_NEW_PRIVS)");
   // A crash must not write the process image (stored tensors, other models) to disk.
   rlimit no_core{0, 0};
@@ -112,7 +142,7 @@ std::string confine_worker(int channel_fd, long parent_pid, bool syscall_filter)
   redirect_to_null(STDOUT_FILENO, O_WRONLY);  // TorchScript print() goes nowhere
   close_other_descriptors(channel_fd);
   check(::chdir("/") == 0, "chdir");
-  std::string applied = "no core dumps, no new privileges, dies with the server";
+  std::string applied = "no core dumps, no new privileges, dies with the server, " + oom_score;
 #ifdef SLIPSTREAM_HAVE_SECCOMP
   if (syscall_filter) applied += ", " + install_syscall_filter();
 #else

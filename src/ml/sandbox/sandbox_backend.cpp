@@ -2,7 +2,9 @@
 #include "ml/sandbox/sandbox_backend.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,14 +14,15 @@
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "ml/sandbox/channel.hpp"
-
-extern char** environ;
 
 namespace slipstream::ml {
 namespace {
@@ -32,6 +35,148 @@ using sandbox::MessageWriter;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kChildChannelFd = 3;
+
+// Bounds on what one worker may put into the server's log (see WorkerLog).
+constexpr std::size_t kMaxLogLineBytes = 1024;
+constexpr unsigned kMaxLogLinesPerWindow = 20;
+constexpr std::chrono::seconds kLogWindow{60};
+
+// The worker's whole environment. A worker runs code that users stored, so it gets nothing of the
+// server's own (SLIPSTREAM_PASSWORD above all): a fixed PATH, and of the server's variables only
+// those that decide how libtorch and the loader start (where libraries are, thread counts, which
+// GPUs, sanitizer settings in test builds).
+std::vector<std::string> worker_environment() {
+  std::vector<std::string> environment = {"PATH=/usr/bin:/bin"};
+  for (const char* name : {"LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                           "CUDA_VISIBLE_DEVICES", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                           "LSAN_OPTIONS", "TSAN_OPTIONS"}) {
+    if (const char* value = std::getenv(name)) {
+      environment.push_back(std::string(name) + "=" + value);
+    }
+  }
+  return environment;
+}
+
+// Turns what a worker writes to its stderr into lines for the server's log. That text is chosen
+// by stored code (TorchScript's `warnings.warn` reaches libtorch's warning printer with any
+// message), so it is quoted and bounded:
+//   1. every line is prefixed with the worker ("model worker 1234: "), so none can pass for a
+//      line of the server's own;
+//   2. control characters, backslashes and bytes outside ASCII are escaped (\r, \x1b, \\), so
+//      a line stays one line on any terminal; a newline ends the line;
+//   3. a line is cut after kMaxLogLineBytes of quoted text ("... (N bytes cut)");
+//   4. at most kMaxLogLinesPerWindow lines per kLogWindow are passed on; the others are counted
+//      and reported in one line when the window ends or the worker does.
+// Used by one thread (the worker's log thread).
+class WorkerLog {
+ public:
+  WorkerLog(pid_t pid, std::function<void(const std::string&)> sink)
+      : prefix_("model worker " + std::to_string(pid) + ": "), sink_(std::move(sink)) {}
+
+  void feed(std::string_view bytes, Clock::time_point now) {
+    for (char c : bytes) {
+      if (c == '\n') {
+        end_line(now);
+      } else {
+        append(static_cast<unsigned char>(c));
+      }
+    }
+  }
+
+  // When the count of dropped lines is due (the end of the window), if any were dropped.
+  std::optional<Clock::time_point> report_due() const {
+    if (dropped_ == 0) return std::nullopt;
+    return window_start_ + kLogWindow;
+  }
+
+  void tick(Clock::time_point now) {
+    if (now - window_start_ < kLogWindow) return;
+    report_dropped();
+    window_start_ = now;
+    lines_in_window_ = 0;
+  }
+
+  // The worker is gone: its last unterminated line and the count of dropped lines.
+  void finish(Clock::time_point now) {
+    end_line(now);
+    report_dropped();
+  }
+
+ private:
+  void append(unsigned char c) {
+    char quoted[5] = {static_cast<char>(c), '\0'};
+    if (c == '\\' || c == '\r' || c == '\t') {
+      quoted[0] = '\\';
+      quoted[1] = c == '\\' ? '\\' : c == '\r' ? 'r' : 't';
+      quoted[2] = '\0';
+    } else if (c < 0x20 || c >= 0x7f) {
+      std::snprintf(quoted, sizeof quoted, "\\x%02x", c);
+    }
+    const std::size_t length = std::strlen(quoted);
+    if (cut_ > 0 || line_.size() + length > kMaxLogLineBytes) {
+      ++cut_;  // once cut, the rest of the line goes too
+    } else {
+      line_.append(quoted, length);
+    }
+  }
+
+  void end_line(Clock::time_point now) {
+    if (line_.empty() && cut_ == 0) return;  // blank lines say nothing
+    tick(now);
+    if (lines_in_window_ < kMaxLogLinesPerWindow) {
+      ++lines_in_window_;
+      std::string text = prefix_ + line_;
+      if (cut_ > 0) text += "... (" + std::to_string(cut_) + " bytes cut)";
+      sink_(text);
+    } else {
+      ++dropped_;
+    }
+    line_.clear();
+    cut_ = 0;
+  }
+
+  void report_dropped() {
+    if (dropped_ == 0) return;
+    sink_(prefix_ + std::to_string(dropped_) + " more lines of its output dropped (at most " +
+          std::to_string(kMaxLogLinesPerWindow) + " a minute are logged)");
+    dropped_ = 0;
+  }
+
+  const std::string prefix_;
+  const std::function<void(const std::string&)> sink_;
+  std::string line_;      // quoted text of the line so far, at most kMaxLogLineBytes
+  std::uint64_t cut_ = 0; // bytes of the line past that
+  Clock::time_point window_start_ = Clock::now();
+  unsigned lines_in_window_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+// The body of a worker's log thread: reads the worker's stderr (`fd`, which it closes) until the
+// worker and every copy of its end are gone.
+void forward_worker_log(int fd, pid_t pid, std::function<void(const std::string&)> sink) {
+  WorkerLog log(pid, std::move(sink));
+  char buffer[4096];
+  while (true) {
+    int timeout_ms = -1;
+    if (auto due = log.report_due()) {
+      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(*due - Clock::now());
+      timeout_ms = static_cast<int>(std::max<std::int64_t>(0, wait.count()));
+    }
+    pollfd readable{fd, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      log.tick(Clock::now());
+      continue;
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    log.feed({buffer, static_cast<std::size_t>(n)}, Clock::now());
+  }
+  log.finish(Clock::now());
+  ::close(fd);
+}
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status)) {
@@ -47,19 +192,36 @@ std::string describe_exit(int status) {
 // pool hands it out); `pending_unloads` alone is shared, under the pool's mutex.
 class WorkerProcess {
  public:
-  WorkerProcess(pid_t pid, int fd) : pid_(pid), fd_(fd), reader_(fd) {}
+  // Takes `fd` (the channel) and `log_fd` (the read end of the worker's stderr, handed to a
+  // thread that logs it through `log`).
+  WorkerProcess(pid_t pid, int fd, int log_fd, std::function<void(const std::string&)> log)
+      : pid_(pid),
+        fd_(fd),
+        reader_(fd),
+        log_thread_(forward_worker_log, log_fd, pid, std::move(log)) {}
   ~WorkerProcess() {
     kill();
     reap();
+    log_thread_.join();  // the worker is gone: its stderr is at its end
     ::close(fd_);
   }
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
+  // Starts a worker with its own environment (worker_environment), its stderr going to a log
+  // thread (WorkerLog) and its address space limited (options.address_space_limit). The limit is
+  // set from here, before the worker reports ready, so it holds before any stored code runs.
   static std::unique_ptr<WorkerProcess> spawn(const SandboxOptions& options, std::string* error) {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
       *error = std::string("cannot create the worker's channel: ") + std::strerror(errno);
+      return nullptr;
+    }
+    int log_ends[2];
+    if (::pipe2(log_ends, O_CLOEXEC) != 0) {
+      *error = std::string("cannot create the worker's log pipe: ") + std::strerror(errno);
+      ::close(ends[0]);
+      ::close(ends[1]);
       return nullptr;
     }
     std::vector<std::string> args = options.worker_command;
@@ -68,21 +230,40 @@ class WorkerProcess {
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    std::vector<std::string> environment = worker_environment();
+    std::vector<char*> envp;
+    for (auto& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     ::posix_spawn_file_actions_init(&actions);
     // dup2 onto the channel number clears close-on-exec there (also when the numbers are equal).
     ::posix_spawn_file_actions_adddup2(&actions, ends[1], kChildChannelFd);
+    ::posix_spawn_file_actions_adddup2(&actions, log_ends[1], STDERR_FILENO);
     pid_t pid = -1;
-    const int failed = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    const int failed =
+        ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     ::posix_spawn_file_actions_destroy(&actions);
     ::close(ends[1]);
+    ::close(log_ends[1]);
     if (failed != 0) {
       ::close(ends[0]);
+      ::close(log_ends[0]);
       *error = "cannot start the model worker '" + args[0] + "': " + std::strerror(failed);
       return nullptr;
     }
     ::fcntl(ends[0], F_SETFL, ::fcntl(ends[0], F_GETFL) | O_NONBLOCK);
-    return std::make_unique<WorkerProcess>(pid, ends[0]);
+    auto log = options.log ? options.log : [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    };
+    auto worker = std::make_unique<WorkerProcess>(pid, ends[0], log_ends[0], std::move(log));
+    if (options.address_space_limit) {
+      const rlimit limit{*options.address_space_limit, *options.address_space_limit};
+      if (::prlimit(pid, RLIMIT_AS, &limit, nullptr) != 0) {
+        *error = std::string("cannot limit the model worker's memory: ") + std::strerror(errno);
+        return nullptr;  // `worker` is killed and reaped as it goes
+      }
+    }
+    return worker;
   }
 
   // Waits for the worker's ready message once (it loads libtorch and confines itself first).
@@ -146,6 +327,7 @@ class WorkerProcess {
   std::string confinement_;
   std::string exit_text_;
   std::unordered_set<std::uint64_t> loaded_;
+  std::thread log_thread_;  // forward_worker_log; joined once the process is reaped
 };
 
 class WorkerPool;

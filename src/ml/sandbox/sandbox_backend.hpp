@@ -16,7 +16,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,14 @@ struct SandboxOptions {
   /// How long a worker may take to start, and a load (parse, check, compile) to finish.
   std::chrono::milliseconds start_timeout{30000};
   std::chrono::milliseconds load_timeout{120000};
+  /// Each worker's address-space limit in bytes (RLIMIT_AS, set as it starts); nullopt: none.
+  /// libtorch alone maps about 600 MB; CUDA reserves far more address space than memory.
+  std::optional<std::uint64_t> address_space_limit;
+  /// Receives what workers write to their stderr (libtorch's warnings, a model's
+  /// `warnings.warn`), one line per call, from a thread of that worker: already quoted (control
+  /// characters escaped), prefixed with the worker, cut to 1 KiB and limited to 20 lines a minute
+  /// per worker (then one line says how many were dropped). Empty: written to stderr.
+  std::function<void(const std::string& line)> log;
 };
 
 /// Returns the backend; its worker processes start when the first load needs one.

@@ -12,7 +12,9 @@
 namespace slipstream::ml::sandbox {
 
 /// Confines the calling process before it serves requests (Linux): dies with its parent
-/// (`parent_pid`), no core dumps, no new privileges, stdin/stdout to /dev/null, every file
+/// (`parent_pid`), the first to go when memory runs out (its OOM score adjustment raised by 500
+/// over the inherited one, at most 1000; best effort), no core dumps, no new privileges,
+/// stdin/stdout to /dev/null, every file
 /// descriptor but stderr and `channel_fd` closed, and (where libseccomp is built in) a system-call
 /// filter that refuses opening files, executing programs, creating processes, sockets and other
 /// processes' memory or signals. Returns a one-line description of what was applied; throws
