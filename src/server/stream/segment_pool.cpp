@@ -19,6 +19,8 @@ std::size_t SegmentPool::size_class(std::size_t bytes) noexcept {
   return (bytes + step - 1) / step * step;
 }
 
+// Linear in the writer's segments and the sizes asked for (with a logarithm for the maps): a
+// writer that reuses thousands of segments a step must not stall the stream's other clients.
 std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_t step,
                                                  std::span<const std::size_t> sizes,
                                                  std::size_t steps_held, const Create& create,
@@ -26,18 +28,22 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
   std::vector<Lent> out(sizes.size());
   std::vector<std::size_t> wanted(sizes.size());  // segment sizes
   for (std::size_t i = 0; i < sizes.size(); ++i) wanted[i] = segment_size(sizes[i]);
-  std::vector<std::size_t> taken;  // indices of entries_ reused
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    for (std::size_t e = 0; e < entries_.size(); ++e) {
-      const Entry& entry = entries_[e];
-      if (entry.rank == rank && entry.step < 0 && !entry.orphan &&
-          entry.segment->size() == wanted[i] &&
-          std::find(taken.begin(), taken.end(), e) == taken.end()) {
-        taken.push_back(e);
-        out[i].segment = entry.segment;
-        break;
-      }
+  // The rank's free segments by size, each reused at most once (in pool order).
+  std::map<std::size_t, std::vector<std::size_t>> free_by_size;  // size -> indices, reversed
+  for (std::size_t e = entries_.size(); e-- > 0;) {
+    const Entry& entry = entries_[e];
+    if (entry.rank == rank && entry.step < 0 && !entry.orphan) {
+      free_by_size[entry.segment->size()].push_back(e);
     }
+  }
+  std::vector<bool> taken(entries_.size(), false);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    auto found = free_by_size.find(wanted[i]);
+    if (found == free_by_size.end() || found->second.empty()) continue;
+    const std::size_t e = found->second.back();
+    found->second.pop_back();
+    taken[e] = true;
+    out[i].segment = entries_[e].segment;
   }
   // The writer's free segments not lent now stay for its next steps while its segments of their
   // size (busy, lent now and free) are at most `steps_held` steps' worth; the others go first, so
@@ -49,41 +55,44 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
   std::map<std::size_t, std::size_t> counted;
   for (std::size_t e = 0; e < entries_.size(); ++e) {
     const Entry& entry = entries_[e];
-    const bool free = entry.step < 0 && std::find(taken.begin(), taken.end(), e) == taken.end();
+    const bool free = entry.step < 0 && !taken[e];
     if (entry.rank == rank && !free) ++counted[entry.segment->size()];
   }
-  std::vector<std::shared_ptr<ShmWriterSegment>> keep;
+  std::vector<bool> doomed(entries_.size(), false);
   for (std::size_t e = 0; e < entries_.size(); ++e) {
-    const Entry& entry = entries_[e];
+    Entry& entry = entries_[e];
     if (entry.rank != rank || entry.step >= 0 || entry.orphan) continue;
-    const bool lent_now = std::find(taken.begin(), taken.end(), e) != taken.end();
-    if (lent_now || counted[entry.segment->size()]++ < allowed[entry.segment->size()]) {
-      keep.push_back(entry.segment);
+    if (taken[e]) {
+      entry.step = step;  // lent now
+      entry.used = false;
+    } else if (counted[entry.segment->size()]++ >= allowed[entry.segment->size()]) {
+      doomed[e] = true;
     }
   }
-  erase_if([&](const Entry& entry) {
-    return entry.rank == rank && entry.step < 0 &&
-           std::find(keep.begin(), keep.end(), entry.segment) == keep.end();
-  });
+  std::size_t index = 0;
+  erase_if([&](const Entry&) { return doomed[index++]; });
   std::vector<Entry> created;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (out[i].segment) continue;
-    out[i].segment = create(wanted[i]);  // may throw: nothing lent yet
+    try {
+      out[i].segment = create(wanted[i]);
+    } catch (...) {  // nothing lent: the reused ones are free again
+      for (const Lent& lent : out) {
+        if (!lent.segment || lent.fresh) continue;
+        if (auto found = by_id_.find(lent.segment->id()); found != by_id_.end()) {
+          entries_[found->second].step = -1;
+        }
+      }
+      throw;
+    }
     out[i].fresh = true;
-    created.push_back(Entry{out[i].segment, rank, -1, false, false});
+    created.push_back(Entry{out[i].segment, rank, step, false, false});
   }
   for (Entry& entry : created) {
     ++made_;
     bytes_ += entry.segment->size();
+    by_id_[entry.segment->id()] = entries_.size();
     entries_.push_back(std::move(entry));
-  }
-  for (const Lent& lent : out) {
-    for (Entry& entry : entries_) {
-      if (entry.segment == lent.segment) {
-        entry.step = step;
-        entry.used = false;
-      }
-    }
   }
   auto gone = dropped_.find(rank);
   if (gone != dropped_.end()) {
@@ -95,8 +104,8 @@ std::vector<SegmentPool::Lent> SegmentPool::lend(std::uint32_t rank, std::int64_
 
 std::shared_ptr<ShmWriterSegment> SegmentPool::use(std::uint32_t rank, std::int64_t step,
                                                    std::uint64_t id, std::size_t bytes) {
-  for (Entry& entry : entries_) {
-    if (entry.segment->id() != id) continue;
+  if (auto found = by_id_.find(id); found != by_id_.end()) {
+    Entry& entry = entries_[found->second];
     if (entry.rank != rank || entry.step != step) {
       throw StreamError("segment " + std::to_string(id) + " was not lent to writer " +
                         std::to_string(rank) + " for step " + std::to_string(step) +
@@ -141,16 +150,23 @@ void SegmentPool::writer_gone(std::uint32_t rank) {
   erase_if([](const Entry& entry) { return entry.orphan && entry.step < 0; });
 }
 
+// One pass, in order (`doomed` is called once per entry, first to last), keeping the order of
+// the entries that stay.
 void SegmentPool::erase_if(const std::function<bool(const Entry&)>& doomed) {
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (doomed(*it)) {
-      bytes_ -= it->segment->size();
-      if (!it->orphan) dropped_[it->rank].push_back(it->segment->id());
-      it = entries_.erase(it);
-    } else {
-      ++it;
+  std::size_t kept = 0;
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    Entry& entry = entries_[e];
+    if (doomed(entry)) {
+      bytes_ -= entry.segment->size();
+      if (!entry.orphan) dropped_[entry.rank].push_back(entry.segment->id());
+      continue;
     }
+    if (kept != e) entries_[kept] = std::move(entry);
+    ++kept;
   }
+  entries_.resize(kept);
+  by_id_.clear();
+  for (std::size_t e = 0; e < entries_.size(); ++e) by_id_[entries_[e].segment->id()] = e;
 }
 
 }  // namespace slipstream::server

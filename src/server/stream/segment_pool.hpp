@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,9 @@ class SegmentPool {
   /// passed to the writer). The rank keeps enough for `steps_held` steps of this shape (the
   /// stream's queue limit) so that steady writing never makes a new one: its free segments of a
   /// size no entry asks for are destroyed (its chunk sizes changed), and so are free ones of a
-  /// size it asks for past `steps_held` times that size's count. Nothing changes if creating one
-  /// throws.
+  /// size it asks for past `steps_held` times that size's count. Nothing is lent if creating one
+  /// throws (free segments it would not keep may be gone). Linear in the rank's segments and
+  /// `sizes` (with their logarithms).
   struct Lent {
     std::shared_ptr<ShmWriterSegment> segment;
     bool fresh = false;
@@ -69,6 +71,7 @@ class SegmentPool {
   /// alive until they drop it).
   void clear() noexcept {
     entries_.clear();
+    by_id_.clear();
     dropped_.clear();
     bytes_ = 0;
   }
@@ -89,6 +92,7 @@ class SegmentPool {
   void erase_if(const std::function<bool(const Entry&)>& doomed);
 
   std::vector<Entry> entries_;
+  std::unordered_map<std::uint64_t, std::size_t> by_id_;  // segment id -> index in entries_
   std::map<std::uint32_t, std::vector<std::uint64_t>> dropped_;  // by live writer rank
   std::size_t segment_size(std::size_t bytes) const noexcept {
     return size_classes_ ? size_class(bytes) : bytes;

@@ -99,6 +99,13 @@ Outcome park(CommandContext& c, Stream& stream, Retry retry, std::int64_t timeou
 }
 
 std::vector<std::size_t> parse_segment_sizes(const CommandContext& c, std::size_t first) {
+  // A bound on one request's work (and on the descriptors of its reply).
+  constexpr std::size_t kMostSegments = 65536;
+  if (c.argc() - first > kMostSegments) {
+    throw StreamError("at most " + std::to_string(kMostSegments) +
+                      " segments may be asked for at once, got " +
+                      std::to_string(c.argc() - first));
+  }
   std::vector<std::size_t> sizes;
   for (std::size_t i = first; i < c.argc(); ++i) {
     auto size = parse_int(c.arg(i));
