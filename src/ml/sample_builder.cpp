@@ -5,9 +5,6 @@
 #include <ATen/core/List.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/jit/api/module.h>
-#include <torch/csrc/jit/serialization/import.h>
-
-#include <sstream>
 
 #include "ml/torch_interop.hpp"
 
@@ -23,8 +20,7 @@ SampleBuilder::~SampleBuilder() = default;
 std::unique_ptr<SampleBuilder> SampleBuilder::load(std::string_view archive) {
   auto state = std::make_unique<State>();
   try {
-    std::istringstream in{std::string(archive)};
-    state->module = torch::jit::load(in);
+    state->module = load_checked_module(archive);
   } catch (const std::exception& e) {
     throw TrainError("the sample builder cannot be loaded: " + describe(e));
   }

@@ -35,8 +35,9 @@ struct SampleRows {
 /// Not thread-safe: one trainer thread owns one. On the CPU.
 class SampleBuilder {
  public:
-  /// Loads the serialized module (torch.jit.save). Throws TrainError when libtorch cannot load
-  /// it or it has no forward method.
+  /// Loads the serialized module (torch.jit.save) onto the CPU after the checks the server
+  /// applies to a model it stores (its pickles' bounds, then the operator policy). Throws
+  /// TrainError when those checks refuse it, libtorch cannot load it or it has no forward method.
   static std::unique_ptr<SampleBuilder> load(std::string_view archive);
   ~SampleBuilder();
   SampleBuilder(const SampleBuilder&) = delete;

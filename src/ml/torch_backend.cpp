@@ -19,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "ml/backend.hpp"
@@ -251,7 +252,7 @@ class TorchBackend final : public Backend {
                                     std::string* error) override {
     if (Status status = check_device(device); !status.ok) return fail(status.message, error);
     try {
-      if (auto problem = check_pickles(bytes)) return fail(*problem, error);
+      if (auto problem = check_archive_pickles(bytes)) return fail(*problem, error);
       torch::jit::Module module =
           torch::jit::load(std::make_shared<ByteReader>(bytes), torch_device(device));
       module.eval();
@@ -259,7 +260,7 @@ class TorchBackend final : public Backend {
         return fail("the TorchScript module has no forward method", error);
       }
       if (check_operators_) {
-        if (auto problem = OperatorChecker().check(module)) return fail(*problem, error);
+        if (auto problem = check_module_operators(module)) return fail(*problem, error);
       }
       return std::make_shared<TorchModel>(module, device);
     } catch (const std::exception& exception) {
@@ -282,22 +283,6 @@ class TorchBackend final : public Backend {
   }
 
  private:
-  // Every pickle of the archive (data.pkl, constants.pkl, the .debug_pkl records) is checked
-  // before libtorch unpickles it: its unpickler allocates whatever length a string opcode
-  // declares (pickle_check.hpp).
-  static std::optional<std::string> check_pickles(std::string_view bytes) {
-    caffe2::serialize::PyTorchStreamReader archive(std::make_shared<ByteReader>(bytes));
-    for (const std::string& name : archive.getAllRecords()) {
-      if (!name.ends_with("pkl")) continue;
-      auto [data, size] = archive.getRecord(name);
-      if (auto problem =
-              check_pickle_bounds({static_cast<const char*>(data.get()), size})) {
-        return "invalid model archive: " + name + ": " + *problem;
-      }
-    }
-    return std::nullopt;
-  }
-
   static std::nullptr_t fail(std::string message, std::string* error) {
     if (error != nullptr) *error = std::move(message);
     return nullptr;
@@ -307,6 +292,34 @@ class TorchBackend final : public Backend {
 };
 
 }  // namespace
+
+// ---- Checks of stored code (torch_interop.hpp) ------------------------------------------------
+
+// Every pickle of the archive is checked before libtorch unpickles it: its unpickler allocates
+// whatever length a string opcode declares (pickle_check.hpp).
+std::optional<std::string> check_archive_pickles(std::string_view bytes) {
+  caffe2::serialize::PyTorchStreamReader archive(std::make_shared<ByteReader>(bytes));
+  for (const std::string& name : archive.getAllRecords()) {
+    if (!name.ends_with("pkl")) continue;
+    auto [data, size] = archive.getRecord(name);
+    if (auto problem = check_pickle_bounds({static_cast<const char*>(data.get()), size})) {
+      return "invalid model archive: " + name + ": " + *problem;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_module_operators(const torch::jit::Module& module) {
+  return OperatorChecker().check(module);
+}
+
+torch::jit::Module load_checked_module(std::string_view bytes) {
+  if (auto problem = check_archive_pickles(bytes)) throw std::invalid_argument(*problem);
+  torch::jit::Module module =
+      torch::jit::load(std::make_shared<ByteReader>(bytes), c10::Device(c10::kCPU));
+  if (auto problem = check_module_operators(module)) throw std::invalid_argument(*problem);
+  return module;
+}
 
 std::shared_ptr<Backend> make_torch_backend(const TorchOptions& options) {
   // Thread counts are process-wide; the inter-op pool can be sized only before it first runs, so

@@ -16,6 +16,10 @@
 
 #include "ml/backend.hpp"
 
+namespace torch::jit {
+struct Module;
+}  // namespace torch::jit
+
 namespace slipstream::ml {
 
 /// The useful part of a libtorch error text: the TorchScript exception line and the source line
@@ -36,5 +40,20 @@ Status wrap_inputs(std::span<const TensorView> inputs, const c10::Device& device
 Status flatten(const c10::IValue& value, std::vector<at::Tensor>& tensors);
 /// Copies each result tensor into a row-major OwnedTensor on the host.
 Status copy_outputs(const c10::IValue& result, std::vector<OwnedTensor>& outputs);
+
+// ---- Checks of stored code (defined in torch_backend.cpp, where the server applies them) ------
+
+/// nullopt when every pickle record of the TorchScript archive `bytes` (data.pkl, constants.pkl,
+/// the .debug_pkl records) passes check_pickle_bounds (pickle_check.hpp); else why not, naming the
+/// record. Run before torch::jit::load: libtorch's unpickler allocates whatever length a string
+/// opcode declares. Throws c10::Error when `bytes` is not an archive libtorch can open.
+std::optional<std::string> check_archive_pickles(std::string_view bytes);
+/// nullopt when every operator every function of `module` calls is allowed by the operator policy
+/// (operator_policy.hpp); else the first one refused and where.
+std::optional<std::string> check_module_operators(const torch::jit::Module& module);
+/// torch::jit::load of the archive `bytes` onto the CPU, with the checks the server applies to a
+/// model it stores: check_archive_pickles before, check_module_operators after. Throws
+/// std::invalid_argument saying what a check refused, or libtorch's c10::Error.
+torch::jit::Module load_checked_module(std::string_view bytes);
 
 }  // namespace slipstream::ml

@@ -156,16 +156,14 @@ std::unique_ptr<TrainableModel> TrainableModel::load(std::string_view archive,
   auto state = std::make_unique<State>();
   state->options = options;
   try {
-    std::istringstream in{std::string(archive)};
-    state->module = torch::jit::load(in);
+    state->module = load_checked_module(archive);
   } catch (const std::exception& e) {
     throw TrainError("the model cannot be loaded: " + describe(e));
   }
   state->module.train(true);
   if (options.loss == LossKind::kScript) {
     try {
-      std::istringstream in{options.loss_module};
-      state->loss_module = torch::jit::load(in);
+      state->loss_module = load_checked_module(options.loss_module);
     } catch (const std::exception& e) {
       throw TrainError("the loss module cannot be loaded: " + describe(e));
     }

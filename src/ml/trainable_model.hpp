@@ -28,8 +28,10 @@ class TrainError : public std::runtime_error {
 /// Not thread-safe: one trainer thread owns one. On the CPU.
 class TrainableModel {
  public:
-  /// Loads a serialized TorchScript module and sets up the optimiser over its parameters.
-  /// Throws TrainError for an archive libtorch cannot load, a module without trainable float
+  /// Loads a serialized TorchScript module (and the script loss module of `options`) onto the
+  /// CPU after the checks the server applies to a model it stores (its pickles' bounds, then the
+  /// operator policy), and sets up the optimiser over its parameters. Throws TrainError for an
+  /// archive those checks refuse or libtorch cannot load, a module without trainable float
   /// parameters, or bad options.
   static std::unique_ptr<TrainableModel> load(std::string_view archive,
                                               const TrainOptions& options);

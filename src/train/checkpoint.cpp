@@ -9,11 +9,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 #include <string_view>
 
 #include "common/crc64.hpp"
+#include "train/input_file.hpp"
 
 namespace slipstream::train {
 namespace {
@@ -148,15 +148,16 @@ void write_atomically(const fs::path& target, const std::string& bytes) {
   }
 }
 
+// No size limit of its own: a replay checkpoint holds a whole replay memory, which the config
+// bounds. Only a regular file is read (input_file.hpp), and its CRC is checked after.
 std::optional<std::string> read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) return std::nullopt;
-    throw CheckpointError("cannot read checkpoint " + path.string());
+  std::error_code error;
+  if (!fs::exists(path, error) && !error) return std::nullopt;
+  try {
+    return read_input_file(path.string(), "checkpoint", UINT64_MAX);
+  } catch (const InputFileError& e) {
+    throw CheckpointError(e.what());
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 DType dtype_of(Reader& r) {

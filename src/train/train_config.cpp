@@ -2,16 +2,15 @@
 #include "train/train_config.hpp"
 
 #include "common/config_section.hpp"
+#include "train/input_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <vector>
 
 namespace slipstream::train {
@@ -133,11 +132,13 @@ TrainConfig parse_train_config(std::string_view text, std::string_view origin) {
 }
 
 TrainConfig load_train_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read trainer config " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  TrainConfig c = parse_train_config(text.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path, "trainer config", kMaxConfigBytes);
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  TrainConfig c = parse_train_config(text, path);
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (std::string* file : {&c.model.file, &c.model.samples, &c.model.loss, &c.checkpoint.dir,
                             &c.metrics.csv, &c.metrics.json}) {

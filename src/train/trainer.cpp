@@ -23,6 +23,7 @@
 #include "slipstream/stream.hpp"
 #include "slipstream/training.hpp"
 #include "train/checkpoint.hpp"
+#include "train/input_file.hpp"
 
 namespace slipstream::train {
 namespace {
@@ -452,11 +453,12 @@ Trainer::Trainer(TrainConfig config, Collective& collective, std::ostream* progr
       s.config.checkpoint.dir.empty() ? std::nullopt : s.read_checkpoint();
   std::string resumed;
   if (s.config.train.options.loss == LossKind::kScript) {
-    std::ifstream in(s.config.model.loss, std::ios::binary);
-    if (!in) throw TrainerError("cannot read the loss module " + s.config.model.loss);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    s.config.train.options.loss_module = bytes.str();
+    try {
+      s.config.train.options.loss_module =
+          read_input_file(s.config.model.loss, "loss module", kMaxArchiveBytes);
+    } catch (const InputFileError& e) {
+      throw TrainerError(e.what());
+    }
   }
   try {
     s.builder = SampleBuilder::from_file(s.config.model.samples);

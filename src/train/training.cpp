@@ -5,7 +5,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -14,16 +13,19 @@
 
 #include "ml/sample_builder.hpp"
 #include "ml/trainable_model.hpp"
+#include "train/input_file.hpp"
 
 namespace slipstream::train {
 namespace {
 
+// A regular file of at most kMaxArchiveBytes (input_file.hpp): a FIFO, a device or a directory
+// is refused before it is read. The archive itself is checked when it is loaded (src/ml).
 std::string read_archive(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgumentError(std::string("cannot read the ") + what + " " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+  try {
+    return read_input_file(path, what, kMaxArchiveBytes);
+  } catch (const InputFileError& e) {
+    throw InvalidArgumentError(e.what());
+  }
 }
 
 ml::TensorView view_of(const Tensor& t) {
@@ -82,7 +84,12 @@ SampleBuilder& SampleBuilder::operator=(SampleBuilder&&) noexcept = default;
 SampleBuilder::~SampleBuilder() = default;
 
 SampleBuilder SampleBuilder::from_file(const std::string& path) {
-  return from_bytes(read_archive(path, "sample builder"));
+  const std::string archive = read_archive(path, "sample builder");
+  try {
+    return from_bytes(archive);
+  } catch (const TrainingError& e) {
+    throw TrainingError("sample builder " + path + ": " + e.what());
+  }
 }
 
 SampleBuilder SampleBuilder::from_bytes(std::string_view archive) {
@@ -220,7 +227,12 @@ Model::~Model() = default;
 
 Model Model::from_file(const std::string& path, const TrainOptions& options,
                        Collective& collective) {
-  return from_bytes(read_archive(path, "model"), options, collective);
+  const std::string archive = read_archive(path, "model");
+  try {
+    return from_bytes(archive, options, collective);
+  } catch (const TrainingError& e) {
+    throw TrainingError("model " + path + ": " + e.what());
+  }
 }
 
 Model Model::from_bytes(std::string_view archive, const TrainOptions& options,
