@@ -267,6 +267,39 @@ TEST_F(SandboxTest, RunsThatCrashTheirWorkerCostAnErrorReply) {
 
 // A worker runs code its users stored: it must not see the server's password (or anything else
 // of its environment), it must go first when memory runs out, and its memory must be bounded.
+// Issue 26.C2: the confinement must cover every thread of a worker, also libtorch's pool threads
+// if they start before the worker confines itself (the filter is installed with TSYNC, which
+// gives every thread the filter and no-new-privileges). Reported with --intra-op-threads 4: six
+// threads with Seccomp 0 and NoNewPrivs 0.
+TEST_F(SandboxTest, EveryThreadOfAWorkerIsConfined) {
+  ServerProcess server({"--intra-op-threads", "4", "--inter-op-threads", "2"});
+  RawClient c = RawClient::tcp(server.port());
+  ASSERT_TRUE(c.call({"AI.SCRIPTSTORE", "plus", "CPU", "ENTRY_POINTS", "1", "plus", "SOURCE",
+                      "def plus(x):\n    return x + 1.0\n"})
+                  .is_ok());
+  put(c, "x", std::vector<float>(1 << 16, 1.0f));  // large enough to run in parallel
+  ASSERT_TRUE(
+      c.call({"AI.SCRIPTEXECUTE", "plus", "plus", "INPUTS", "1", "x", "OUTPUTS", "1", "o"})
+          .is_ok());
+  const std::vector<pid_t> workers = model_workers(server.pid());
+  ASSERT_FALSE(workers.empty());
+  for (pid_t worker : workers) {
+    int threads = 0;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(worker) + "/task")) {
+      const std::string status = proc_file(worker, "task/" + task.path().filename().string() +
+                                                       "/status");
+      if (status.empty()) continue;  // the thread has ended
+      ++threads;
+      EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << "thread " << task.path();
+#ifdef SLIPSTREAM_HAVE_SECCOMP
+      EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << "thread " << task.path();
+#endif
+    }
+    EXPECT_GT(threads, 1) << "the worker should run libtorch's pool threads";
+  }
+}
+
 TEST_F(SandboxTest, WorkersGetACleanEnvironmentAHigherOomScoreAndAMemoryLimit) {
   const std::string password = "env-secret-7f3a9c";
   ::setenv("SLIPSTREAM_PASSWORD", password.c_str(), 1);

@@ -85,6 +85,13 @@ std::string raise_oom_score() {
 std::string install_syscall_filter() {
   scmp_filter_ctx filter = ::seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+  // Every thread of the process, not only this one: libtorch starts its intra-op and inter-op
+  // pools when its thread counts are set, before the worker confines itself. The kernel gives
+  // them the filter and this thread's no-new-privileges with it, or refuses the whole filter.
+  if (::seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1) != 0) {
+    ::seccomp_release(filter);
+    throw std::runtime_error("seccomp: cannot apply the filter to every thread (TSYNC)");
+  }
   const auto deny = [&](int syscall_number) {
     if (syscall_number < 0) return;  // not on this architecture
     if (::seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall_number, 0) != 0) {
