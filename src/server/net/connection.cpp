@@ -358,6 +358,7 @@ void Connection::close() {
   }
   if (timer_) timer_->cancel();
   if (soft_limit_timer_) soft_limit_timer_->cancel();
+  if (descriptor_timer_) descriptor_timer_->cancel();
   shm.reset();  // a client that leaves, however it ends, gives back its loans and leases
   for (auto& hook : take_close_hooks()) hook();  // e.g. its stream ranks fail or leave
   asio::error_code ignored;
@@ -411,6 +412,7 @@ bool Connection::move_when_idle() {
   const unsigned index = *std::exchange(move_to_, std::nullopt);
   timer_.reset();  // a finished wait's, cancelled: its handler does nothing
   soft_limit_timer_.reset();
+  descriptor_timer_.reset();  // bound to this thread's context; idle while nothing is written
   asio::io_context& target = server_.io_thread_context(index);
   asio::error_code ec;
   socket_.move_to(target, ec);

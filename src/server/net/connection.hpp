@@ -15,11 +15,14 @@
 #include <asio.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "common/resp_parser.hpp"
@@ -95,8 +98,15 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   };
   enum class SendResult { kDone, kWaiting, kClosed };
   SendResult send_now();
+  // Waits for writability (`for_writable`) or, while descriptors are held back, polls on a timer
+  // (a client that reads makes no writability event when the socket had room all along).
+  SendResult wait_to_send(bool for_writable);
+  // How many more descriptors this connection may send now (descriptors_budget(), less those the
+  // client has not read yet).
+  std::size_t descriptors_allowed();
   void end_write();
-  void fail_write();
+  // Closes this connection, and only this one, after a failed send, logging why.
+  void fail_write(std::error_code error);
   void close();
 
   Server& server_;
@@ -107,6 +117,15 @@ class Connection final : public Session, public std::enable_shared_from_this<Con
   ReplyBuffer output_;     // replies being built
   ReplyBuffer in_flight_;  // replies being written
   PendingWrite write_;     // what of in_flight_ is left to send
+  // Descriptors in flight (docs/security.md, "Memory bounds per client"): passed to the client
+  // but maybe not received yet, as batches of (stream position of the byte they rode with, count).
+  // A batch leaves once the client has read past its byte (see connection_write.cpp).
+  std::uint64_t bytes_sent_ = 0;  // on this socket since it opened
+  std::deque<std::pair<std::uint64_t, std::size_t>> descriptor_batches_;
+  std::size_t descriptors_in_flight_ = 0;
+  std::unique_ptr<asio::steady_timer> descriptor_timer_;
+  std::chrono::milliseconds descriptor_poll_{1};
+  bool descriptors_held_ = false;  // replies are held back for the descriptor budget
   bool reading_ = false, writing_ = false, parked_ = false, closed_ = false;
   bool replied_since_read_ = false;
   bool close_after_write_ = false;

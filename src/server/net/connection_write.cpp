@@ -15,13 +15,33 @@
 // one sendmsg (the kernel's SCM_MAX_FD); a batch with more is sent in several calls, each ending
 // before the reply of the first descriptor it could not carry, or, when that reply has begun (one
 // reply with more than kMaxFds), after one byte of it.
+//
+// Why descriptors in flight are bounded per connection: Linux counts every descriptor sitting in
+// an unread SCM_RIGHTS message against the sending user, and once that count passes the sender's
+// RLIMIT_NOFILE every sendmsg with descriptors fails (ETOOMANYREFS), for every connection of the
+// server. A few clients that ask for views and never read would then cut every other
+// shared-memory client off. So each connection may have at most descriptors_budget() descriptors
+// that its client has not read yet; past that its replies are held (the bytes before the next
+// descriptor still go) until it reads, and a client that never reads is dropped by
+// client-output-buffer-limit like any client that does not read its replies. A descriptor is
+// received once the client has read the byte it rode with; SIOCOUTQ on a Unix stream socket gives
+// the memory of the messages the peer has not finished reading, at least their unread bytes, so
+// the descriptors sent before that many last bytes are surely received (an overestimate of what
+// is in flight, never an underestimate). If the kernel refuses descriptors all the same (other
+// processes of the same user hold some), the connection waits and retries: it is not closed.
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <system_error>
 
 #include "server/net/connection.hpp"
 #include "server/server.hpp"
@@ -29,7 +49,25 @@
 namespace slipstream::server {
 namespace {
 constexpr std::size_t kMaxFds = 253;
+// Descriptors one connection may have in flight, at most (see descriptors_budget()).
+constexpr std::size_t kMaxDescriptorsInFlight = 64;
+// Held replies are retried after this long, doubling up to kMaxDescriptorPoll.
+constexpr std::chrono::milliseconds kFirstDescriptorPoll{1};
+constexpr std::chrono::milliseconds kMaxDescriptorPoll{50};
+
+// The descriptors one connection may have in flight: kMaxDescriptorsInFlight, and no more than an
+// eighth of the soft RLIMIT_NOFILE that the kernel holds the server's descriptors in flight to, so
+// that at least eight clients that do not read cannot reach it together. Read on every use: the
+// limit may change while the server runs. At least 1, so that every reply can go.
+std::size_t descriptors_budget() {
+  std::size_t budget = kMaxDescriptorsInFlight;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    budget = std::min<std::size_t>(budget, limit.rlim_cur / 8);
+  }
+  return std::max<std::size_t>(budget, 1);
 }
+}  // namespace
 
 void Connection::flush() {
   while (!closed_ && !writing_) {
@@ -63,6 +101,20 @@ Connection::SendResult Connection::send_now() {
     // batch must ride with a byte of its reply, which the client reads before parsing it;
     // descriptors sent with no byte at all are dropped by the kernel).
     std::size_t fd_end = std::min(fds.size(), w.next_fd + kMaxFds);
+    if (fd_end > w.next_fd) {
+      const std::size_t allowed = descriptors_allowed();
+      fd_end = std::min(fd_end, w.next_fd + allowed);
+      // Over the budget: the bytes before the next descriptor's reply go; then the rest waits.
+      if (fd_end == w.next_fd && fds[w.next_fd].offset <= w.position) {
+        if (!descriptors_held_) {
+          descriptors_held_ = true;
+          spdlog::debug("client id={} addr={}: replies held, {} descriptors passed are unread "
+                        "(at most {} may be)",
+                        id(), peer_, descriptors_in_flight_, descriptors_budget());
+        }
+        return wait_to_send(false);
+      }
+    }
     std::size_t limit = w.total - w.position;
     if (fd_end < fds.size()) {
       const std::size_t next_reply = fds[fd_end].offset;
@@ -105,22 +157,31 @@ Connection::SendResult Connection::send_now() {
     ssize_t sent = ::sendmsg(socket_.native_handle(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        auto self = shared_from_this();
-        socket_.async_wait(asio::socket_base::wait_write,
-                           [this, self](const asio::error_code& ec) {
-                             if (closed_) return;
-                             if (ec) return fail_write();
-                             if (send_now() != SendResult::kDone) return;
-                             end_write();
-                             process();
-                           });
-        return SendResult::kWaiting;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return wait_to_send(true);
+      if (errno == ETOOMANYREFS && count > 0) {
+        // The user's descriptors in flight are at the kernel's limit: this connection waits for
+        // clients to read theirs rather than being closed (the limit is not its doing alone).
+        if (!descriptors_held_) {
+          descriptors_held_ = true;
+          spdlog::warn("client id={} addr={}: replies held, the kernel refuses more descriptors "
+                       "in flight for this server's user (ETOOMANYREFS; RLIMIT_NOFILE)",
+                       id(), peer_);
+        }
+        return wait_to_send(false);
       }
-      fail_write();
+      fail_write(std::error_code(errno, std::generic_category()));
       return SendResult::kClosed;
     }
     w.next_fd = fd_end;  // sent with the first byte of this call
+    if (count > 0) {
+      descriptors_held_ = false;
+      descriptor_poll_ = kFirstDescriptorPoll;
+      if (sent > 0) {  // descriptors sent with no byte are dropped by the kernel
+        descriptor_batches_.emplace_back(bytes_sent_, count);
+        descriptors_in_flight_ += count;
+      }
+    }
+    bytes_sent_ += static_cast<std::uint64_t>(sent);
     auto left = static_cast<std::size_t>(sent);
     w.position += left;
     while (left > 0 && w.first < w.parts.size()) {
@@ -135,6 +196,45 @@ Connection::SendResult Connection::send_now() {
   return SendResult::kDone;
 }
 
+Connection::SendResult Connection::wait_to_send(bool for_writable) {
+  auto on_ready = [this, self = shared_from_this()](const asio::error_code& ec) {
+    if (closed_) return;
+    if (ec) return fail_write(ec);
+    if (send_now() != SendResult::kDone) return;
+    end_write();
+    process();
+  };
+  if (for_writable) {
+    socket_.async_wait(asio::socket_base::wait_write, std::move(on_ready));
+    return SendResult::kWaiting;
+  }
+  if (!descriptor_timer_) {
+    descriptor_timer_ = std::make_unique<asio::steady_timer>(socket_.get_executor());
+  }
+  descriptor_timer_->expires_after(descriptor_poll_);
+  descriptor_poll_ = std::min(descriptor_poll_ * 2, kMaxDescriptorPoll);
+  descriptor_timer_->async_wait(std::move(on_ready));
+  return SendResult::kWaiting;
+}
+
+std::size_t Connection::descriptors_allowed() {
+  if (descriptors_in_flight_ > 0) {
+    int unread = 0;
+    if (::ioctl(socket_.native_handle(), SIOCOUTQ, &unread) == 0) {
+      const std::uint64_t outstanding =
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(unread, 0)), bytes_sent_);
+      const std::uint64_t read_up_to = bytes_sent_ - outstanding;  // at least this much was read
+      while (!descriptor_batches_.empty() &&
+             (outstanding == 0 || descriptor_batches_.front().first < read_up_to)) {
+        descriptors_in_flight_ -= descriptor_batches_.front().second;
+        descriptor_batches_.pop_front();
+      }
+    }
+  }
+  const std::size_t budget = descriptors_budget();
+  return budget > descriptors_in_flight_ ? budget - descriptors_in_flight_ : 0;
+}
+
 void Connection::end_write() {
   writing_ = false;
   in_flight_.clear();
@@ -146,7 +246,17 @@ void Connection::end_write() {
   write_.reset();
 }
 
-void Connection::fail_write() {
+void Connection::fail_write(std::error_code error) {
+  // A client that went away is routine; anything else is worth a line saying which client.
+  const bool routine = error == std::errc::broken_pipe || error == std::errc::connection_reset ||
+                       error == asio::error::operation_aborted;
+  if (routine) {
+    spdlog::debug("client id={} addr={} closed: sending its replies failed: {}", id(), peer_,
+                  error.message());
+  } else {
+    spdlog::warn("client id={} addr={} closed: sending its replies failed: {}", id(), peer_,
+                 error.message());
+  }
   end_write();  // counts what was sent before the failure
   close();
 }
