@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "launch/experiment.hpp"
 #include "launch/local_backend.hpp"
+#include "launch/password.hpp"
 #include "launch/placement.hpp"
 #include "launch/batch_backend.hpp"
 
@@ -79,6 +80,8 @@ std::function<int()> add_run_command(CLI::App& app) {
                 "it prepared (written into the job script; not for users)");
   return [settings]() -> int {
     launch::Experiment x = launch::load_experiment(settings->file);
+    // A password file that is missing or empty stops the run before anything is made or submitted.
+    launch::check_password(x);
     std::string run_dir = settings->run_dir.empty() ? x.run_dir : settings->run_dir;
     if (run_dir.empty()) run_dir = x.name;
     run_dir = fs::absolute(run_dir).lexically_normal().string();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/config_section.hpp"
+#include "launch/password.hpp"
 
 namespace slipstream::launch {
 namespace {
@@ -39,12 +40,19 @@ std::string resolve(const std::string& base, const std::string& path) {
 void read_failure(ConfigSection& s, FailurePolicy& out);
 
 // The keys applications and trainers share.
-void read_process(ConfigSection& s, ProcessSpec& p, const std::string& base_dir) {
+void read_process(ConfigSection& s, ProcessSpec& p, const std::string& base_dir,
+                  bool has_password) {
   p.line = s.line();
   s.required("name", p.name);
   check_name(s, s.value("name"), p.name, "name");
   s.integer("ranks", p.ranks, 1, 100000);
   s.string_table("env", p.env);
+  if (p.env.count(std::string(kPasswordVariable)) != 0 && has_password) {
+    s.fail(*s.value("env"), "env",
+           "may not set " + std::string(kPasswordVariable) +
+               ": [experiment] sets the servers' password, and the launcher gives it to every "
+               "process");
+  }
   s.strings("after", p.after);
   s.string("server", p.server);
   read_failure(s, p.on_failure);
@@ -162,6 +170,31 @@ void read_ensemble(ConfigSection& app, EnsembleSpec& out) {
   e.finish();
 }
 
+// `password_file = "FILE"` or `password = "generate"` of [experiment]; a password written into
+// the experiment file itself is refused.
+void read_password(ConfigSection& s, Experiment& x) {
+  std::string file, password;
+  s.string("password_file", file);
+  s.string("password", password);
+  if (!password.empty() && password != "generate") {
+    s.fail(*s.value("password"), "password",
+           "must be \"generate\" (a new password for each run); to choose the password, write "
+           "it into a file and set password_file = \"FILE\" instead");
+  }
+  if (!password.empty() && !file.empty()) {
+    s.fail(*s.value("password"), "password", "and password_file exclude each other: set one");
+  }
+  if (s.has("password_file") && file.empty()) {
+    s.fail(*s.value("password_file"), "password_file", "must name a file, got \"\"");
+  }
+  if (!file.empty()) {
+    x.password.source = Experiment::Password::Source::kFile;
+    x.password.file = resolve(x.base_dir, file);
+  } else if (!password.empty()) {
+    x.password.source = Experiment::Password::Source::kGenerate;
+  }
+}
+
 }  // namespace
 
 std::string fill_placeholders(std::string_view text, const std::map<std::string, std::string>& values,
@@ -233,6 +266,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   experiment.number("metrics_every_seconds", x.metrics_every_seconds,
                     [](double v) { return v >= 0; }, "0 (off) or more");
   experiment.boolean("report", x.report);
+  read_password(experiment, x);
   experiment.finish();
 
   ConfigSection local(root.contains("local") ? &root.at("local") : nullptr, "local", name);
@@ -259,6 +293,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   pbs.strings("mpiexec_args", x.pbs.mpiexec_args);
   pbs.finish();
 
+  const bool has_password = x.password.source != Experiment::Password::Source::kNone;
   std::set<std::string> names;  // every process name, so that none is used twice
   auto unique = [&](ConfigSection& s, const std::string& n) {
     if (!names.insert(n).second) {
@@ -291,6 +326,17 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
         }
       }
     }
+    if (x.password.source != Experiment::Password::Source::kNone) {
+      for (const std::string& option : spec.options) {
+        for (const char* owned : {"--requirepass", "--requirepass-file"}) {
+          if (option == owned || option.rfind(std::string(owned) + "=", 0) == 0) {
+            s.fail(*s.value("options"), "options",
+                   std::string("may not set ") + owned +
+                       ": [experiment] sets the servers' password");
+          }
+        }
+      }
+    }
     s.boolean("snapshot_at_end", spec.snapshot_at_end);
     s.finish();
     unique(s, spec.name);
@@ -300,7 +346,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   for (const toml::value* entry : entries(root, "application", name)) {
     ConfigSection s(entry, "application", name);
     ApplicationSpec app;
-    read_process(s, app, base_dir);
+    read_process(s, app, base_dir, has_password);
     s.required("exe", app.exe);
     if (app.exe.find('/') != std::string::npos) app.exe = resolve(base_dir, app.exe);
     s.strings("args", app.args);
@@ -324,7 +370,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
   for (const toml::value* entry : entries(root, "trainer", name)) {
     ConfigSection s(entry, "trainer", name);
     TrainerSpec t;
-    read_process(s, t, base_dir);
+    read_process(s, t, base_dir, has_password);
     s.required("config", t.config);
     t.config = resolve(base_dir, t.config);
     s.finish();

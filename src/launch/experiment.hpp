@@ -113,6 +113,14 @@ struct Experiment {
     std::string mpiexec = "mpiexec";
     std::vector<std::string> mpiexec_args;
   } pbs;
+  /// The servers' password (password.hpp): none, the first line of `password_file`, or made
+  /// anew for each run (`password = "generate"`). Never the password itself: a file holding it
+  /// would be copied and committed with the experiment.
+  struct Password {
+    enum class Source { kNone, kFile, kGenerate };
+    Source source = Source::kNone;
+    std::string file;  ///< kFile: the file, relative paths resolved against base_dir
+  } password;
   double stop_grace_seconds = 10;       ///< SIGTERM, then this long, then SIGKILL
   double server_start_seconds = 30;     ///< a server must answer PING within this
   double heartbeat_seconds = 2;         ///< how often servers are pinged and processes checked

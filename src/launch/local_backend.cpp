@@ -17,10 +17,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "launch/metrics.hpp"
+#include "launch/password.hpp"
 #include "launch/readiness.hpp"
 #include "launch/run_dir.hpp"
 #include "slipstream/client.hpp"
@@ -176,8 +178,22 @@ class LocalRun {
     if (!options_.prepared_run_dir) make_run_dir(plan_.run_dir, options_.overwrite);
     // Status files are best effort: the run goes on without them.
     write_private_file((dir / "plan.txt").string(), describe(plan_));
+    write_password();
     write_status();
     for (Process& p : processes_) prepare_process_dir(*p.plan);
+  }
+
+  // The run's password (password.hpp), read or made now and written owner-only where the servers
+  // read it; under a batch system this runs inside the job, so the password never passes through
+  // the job script.
+  void write_password() {
+    if (plan_.password_file.empty()) return;
+    password_ = run_password(x_);
+    if (!write_private_file(plan_.password_file, *password_ + "\n")) {
+      const int error = errno;
+      throw std::runtime_error("cannot write the run's password to " + plan_.password_file +
+                               ": " + std::strerror(error));
+    }
   }
 
   // The process's folder (owner-only, as the run directory) and its inputs (copied, linked, or
@@ -288,6 +304,10 @@ class LocalRun {
 
   std::map<std::string, std::string> environment_of(const Process& p) const {
     std::map<std::string, std::string> env = p.plan->env;
+    // Servers read the password from its file; every other process gets it here, never in argv.
+    if (password_ && p.plan->kind != ProcessPlan::Kind::kServer) {
+      env[std::string(kPasswordVariable)] = *password_;
+    }
     if (!p.plan->server_shard.empty()) {
       env["SSDB"] = ssdb_.at(p.plan->server_shard);
     } else if (!p.plan->server.empty()) {
@@ -347,7 +367,7 @@ class LocalRun {
   }
 
   bool ping(const Process& s, std::chrono::milliseconds timeout) const {
-    return ping_server(s.address, std::nullopt, timeout).ready;
+    return ping_server(s.address, password_, timeout).ready;
   }
 
   void wait_until_answering(Process& s) {
@@ -560,7 +580,8 @@ class LocalRun {
         }
       }
       if (!shards.empty()) {
-        metrics_ = std::make_unique<MetricsRecorder>(plan_.run_dir + "/metrics", shards);
+        metrics_ =
+            std::make_unique<MetricsRecorder>(plan_.run_dir + "/metrics", shards, password_);
       }
     }
     auto last_status = Clock::now();
@@ -675,6 +696,7 @@ class LocalRun {
         try {
           ClientOptions o;
           o.address = s.address;
+          o.password = password_;
           o.connect_timeout = std::chrono::milliseconds(1000);
           o.command_timeout = std::chrono::milliseconds(
               static_cast<long>(x_.stop_grace_seconds * 1000));
@@ -852,6 +874,9 @@ class LocalRun {
   Clock::time_point last_heartbeat_{};
   std::vector<Process> processes_;
   std::map<std::string, std::string> ssdb_;  // server group -> SSDB
+  // The run's password; nullopt without one (the launcher's clients then use
+  // SLIPSTREAM_PASSWORD from its own environment, as any client).
+  std::optional<std::string> password_;
   std::unique_ptr<MetricsRecorder> metrics_;
   int live_lines_ = 0;  // lines of the live table on the terminal now
   Clock::time_point last_sample_{};

@@ -62,8 +62,12 @@ struct MetricsRecorder::Files {
   std::ofstream servers, models, streams, trainers;
 };
 
-MetricsRecorder::MetricsRecorder(const std::string& dir, std::vector<Shard> shards)
-    : dir_(dir), shards_(std::move(shards)), files_(std::make_unique<Files>()) {
+MetricsRecorder::MetricsRecorder(const std::string& dir, std::vector<Shard> shards,
+                                 std::optional<std::string> password)
+    : dir_(dir),
+      shards_(std::move(shards)),
+      password_(std::move(password)),
+      files_(std::make_unique<Files>()) {
   // Owner-only, as everything the launcher writes in the run directory: each file is made so
   // before the stream opens it (opening an existing file keeps its mode).
   make_private_dir(dir_);
@@ -91,6 +95,7 @@ Client* MetricsRecorder::client(std::size_t shard) {
   if (!clients_[shard]) {
     ClientOptions o;
     o.address = shards_[shard].address;
+    o.password = password_;
     o.connect_timeout = std::chrono::milliseconds(500);
     o.command_timeout = std::chrono::milliseconds(1000);
     o.reconnect_attempts = 1;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,8 +26,9 @@ class MetricsRecorder {
     std::string address;  ///< host:port
   };
   /// Opens the four CSV files under `dir` (created; folder and files owner-only) and writes their
-  /// headers.
-  MetricsRecorder(const std::string& dir, std::vector<Shard> shards);
+  /// headers. The shards are asked with `password` (AUTH) when given.
+  MetricsRecorder(const std::string& dir, std::vector<Shard> shards,
+                  std::optional<std::string> password = std::nullopt);
   ~MetricsRecorder();
   MetricsRecorder(const MetricsRecorder&) = delete;
   MetricsRecorder& operator=(const MetricsRecorder&) = delete;
@@ -53,6 +55,7 @@ class MetricsRecorder {
   std::map<std::string, std::string> latest_;  // shard or trainer -> its part of summary()
   std::string dir_;
   std::vector<Shard> shards_;
+  std::optional<std::string> password_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<Previous> previous_;
   struct Files;

@@ -1,6 +1,7 @@
 // Placement: experiment -> processes; see placement.hpp.
 #include "launch/placement.hpp"
 
+#include "launch/password.hpp"
 #include "launch/run_program.hpp"
 
 #include <algorithm>
@@ -205,6 +206,10 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
   plan.experiment = x.name;
   plan.run_dir = run_dir;
   plan.nodes = nodes;
+  if (x.password.source != Experiment::Password::Source::kNone) {
+    plan.password_file = password_path(run_dir);
+  }
+  const bool password = !plan.password_file.empty();
   const bool several = nodes.size() > 1;
   std::size_t next_node = 0;  // members and trainers go to the nodes in turn
   std::map<std::string, std::vector<std::string>> groups;  // group -> its process names
@@ -231,6 +236,8 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
       p.node = nodes[static_cast<std::size_t>(k) % nodes.size()];
       std::vector<std::string> command = {slipstream_binary, "server"};
       command.insert(command.end(), s.options.begin(), s.options.end());
+      // The file, never the password: a command line is visible to every user (ps).
+      if (password) command.insert(command.end(), {"--requirepass-file", plan.password_file});
       p.argv = with_launcher(x, 1, {}, std::move(command), p.node, several);
       p.run_dir = run_dir + "/" + p.name;
       p.workdir = p.run_dir;
@@ -275,6 +282,7 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
         p.exported.push_back("SSKEYIN");
       }
       if (!app.server.empty()) p.exported.push_back("SSDB");
+      if (password) p.exported.push_back(std::string(kPasswordVariable));
       p.node = nodes[next_node++ % nodes.size()];
       p.argv = with_launcher(x, app.ranks, p.exported, std::move(command), p.node, several);
       p.copy = app.copy;
@@ -298,6 +306,7 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
       p.exported.push_back(k);
     }
     p.exported.push_back("SSDB");
+    if (password) p.exported.push_back(std::string(kPasswordVariable));
     // The config runs from the trainer's folder (see TrainerSpec::config).
     p.copy = t.copy;
     p.copy.push_back(t.config);
@@ -429,6 +438,10 @@ std::string describe(const Plan& plan) {
           << " on its node>\n";
     } else if (!p.server.empty()) {
       out << "  SSDB=<the addresses of server " << p.server << ">\n";
+    }
+    if (!plan.password_file.empty() && p.kind != ProcessPlan::Kind::kServer) {
+      out << "  " << kPasswordVariable << "=" << kHidden << " (the run's password, from "
+          << quoted(plan.password_file) << ")\n";
     }
     for (const auto& [k, v] : p.env) {
       if (is_password_variable(k)) {

@@ -47,6 +47,10 @@ struct Plan {
   std::string experiment;
   std::string run_dir;
   std::vector<std::string> nodes;      ///< where processes run; more than one: addresses by name
+  /// With a password (password.hpp): RUN_DIR/password, which the servers read
+  /// (`--requirepass-file`); the back-end writes it and gives every other process the password
+  /// in SLIPSTREAM_PASSWORD. Empty without one.
+  std::string password_file;
   std::vector<ProcessPlan> processes;  ///< servers first, then in the file's order
 
   const ProcessPlan* find(const std::string& name) const;
@@ -72,7 +76,9 @@ std::vector<std::string> plan_nodes(const Experiment& x);
 /// The plan as text: each process, where it runs, its command and what the launcher sets. It
 /// shows no password: the value of `--requirepass VALUE` or `--requirepass=VALUE` in a command,
 /// of an environment variable whose name holds PASSWORD (SLIPSTREAM_PASSWORD), and a parameter
-/// with one of those values are written as `***`.
+/// with one of those values are written as `***`. The run's own password (Plan::password_file)
+/// is never in the plan: the servers are shown reading its file, the others getting
+/// `SLIPSTREAM_PASSWORD=***`.
 std::string describe(const Plan& plan);
 
 }  // namespace slipstream::launch
