@@ -870,9 +870,17 @@ typedef struct slipstream_stream_writer_options {
   /** This writer's host, for the readers' hostname_ strategies. NULL or empty: this machine's. */
   const char* hostname;
   size_t hostname_length;
+  /** Over a Unix socket with shared memory, chunks of at least this many bytes are copied into
+   *  shared-memory segments that readers on the node map without a further copy; smaller chunks,
+   *  and every chunk over TCP, go on the socket. Default 65536 (64 KiB); negative is refused. */
+  int64_t shared_memory_min_bytes;
+  /** Non-zero (default): end_step also reserves this writer's next step when a slot is free at
+   *  that moment, so its begin_step costs no round trip. 0: every begin_step is a round trip. */
+  int reserve_next_step;
 } slipstream_stream_writer_options_t;
 
-/** Sets every field of `options` to its default (see the fields). */
+/** Sets every field of `options` to its default (see the fields). Always use it: a zeroed struct
+ *  is not the defaults (queue_limit 0 is refused, reserve_next_step 0 turns reservation off). */
 SLIPSTREAM_C_API slipstream_status_t
 slipstream_stream_writer_options_init(slipstream_stream_writer_options_t* options);
 

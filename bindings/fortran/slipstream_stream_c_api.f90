@@ -15,6 +15,8 @@ module slipstream_stream_c_api
     integer(c_int64_t) :: begin_timeout_ms = 0
     type(c_ptr) :: hostname = c_null_ptr
     integer(c_size_t) :: hostname_length = 0
+    integer(c_int64_t) :: shared_memory_min_bytes = 65536
+    integer(c_int) :: reserve_next_step = 1
   end type c_stream_writer_options_t
 
   !> slipstream_stream_reader_options_t

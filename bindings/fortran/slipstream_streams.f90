@@ -161,17 +161,24 @@ contains
   !> `rank` of `writers` (0 <= rank < writers) to `stream`. Options (absent: the defaults):
   !> queue_limit (steps held at once, 2), expected_groups (0), end_on_writer_failure (.false.),
   !> step_timeout_ms (0: none), begin_timeout_ms (0: begin_step waits as long as it takes),
-  !> hostname (blank: this machine's). Every writer of a stream must give the same options.
+  !> hostname (blank: this machine's), shared_memory_min_bytes (over a Unix socket, chunks of at
+  !> least this many bytes go through shared memory; 65536; negative is refused),
+  !> reserve_next_step (.true.: end_step also reserves the next step when a slot is free, so its
+  !> begin_step costs no round trip; .false.: every begin_step is a round trip). Every writer of a
+  !> stream must give the same queue_limit, expected_groups, end_on_writer_failure and
+  !> step_timeout_ms.
   integer function writer_initialize(self, stream, rank, writers, address, password, queue_limit, &
                                      expected_groups, end_on_writer_failure, step_timeout_ms, &
-                                     begin_timeout_ms, hostname) result(code)
+                                     begin_timeout_ms, hostname, shared_memory_min_bytes, &
+                                     reserve_next_step) result(code)
     class(stream_writer_type), intent(inout) :: self
     character(len=*), intent(in) :: stream
     integer, intent(in) :: rank, writers
     character(len=*), optional, intent(in) :: address, password, hostname
     integer, optional, intent(in) :: queue_limit, expected_groups
-    logical, optional, intent(in) :: end_on_writer_failure
+    logical, optional, intent(in) :: end_on_writer_failure, reserve_next_step
     integer(c_int64_t), optional, intent(in) :: step_timeout_ms, begin_timeout_ms
+    integer(c_int64_t), optional, intent(in) :: shared_memory_min_bytes
     type(c_client_options_t) :: client_options
     type(c_stream_writer_options_t) :: options
     character(kind=c_char), allocatable, target :: address_c(:), password_c(:), host_c(:)
@@ -186,6 +193,10 @@ contains
     if (present(hostname)) then
       call copy_to_c_chars(hostname, .true., host_c, options%hostname, options%hostname_length)
     end if
+    if (present(shared_memory_min_bytes)) then
+      options%shared_memory_min_bytes = shared_memory_min_bytes
+    end if
+    if (present(reserve_next_step)) options%reserve_next_step = to_c_flag(reserve_next_step)
     code = c_stream_writer_create(client_options, stream, c_text_length(stream), &
                                   int(rank, c_int32_t), int(writers, c_int32_t), options, &
                                   self%handle)

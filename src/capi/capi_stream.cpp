@@ -99,6 +99,9 @@ slipstream::StreamWriterOptions writer_options_arg(
   cpp.begin_timeout =
       std::chrono::milliseconds(non_negative(options->begin_timeout_ms, "begin_timeout_ms"));
   cpp.hostname = string_arg(options->hostname, options->hostname_length, "hostname");
+  cpp.shared_memory_min_bytes = static_cast<std::size_t>(
+      non_negative(options->shared_memory_min_bytes, "shared_memory_min_bytes"));
+  cpp.reserve_next_step = options->reserve_next_step != 0;
   return cpp;
 }
 
@@ -315,7 +318,10 @@ slipstream_status_t slipstream_stream_writer_options_init(
     slipstream_stream_writer_options_t* options) {
   return guarded([&] {
     deref(options, "options") = slipstream_stream_writer_options_t{};
-    options->queue_limit = 2;
+    const slipstream::StreamWriterOptions defaults;
+    options->queue_limit = static_cast<std::int64_t>(defaults.queue_limit);
+    options->shared_memory_min_bytes = static_cast<std::int64_t>(defaults.shared_memory_min_bytes);
+    options->reserve_next_step = defaults.reserve_next_step ? 1 : 0;
   });
 }
 

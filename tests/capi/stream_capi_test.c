@@ -3,7 +3,8 @@
  * writers, then read by every reader, so nothing waits). Checks every element of every piece of
  * every component against the formula that wrote it, that each group covers every element
  * exactly once with the right source ranks, the attributes of every type and level, and the
- * errors (misuse, bad arguments, wrong types, step and begin timeouts).
+ * errors (misuse, bad arguments, wrong types, step and begin timeouts), and the writer options
+ * that are observable from outside (reserve_next_step through SS.STREAM.INFO).
  *
  * Components (row-major extents, as the C API takes them) and who writes what:
  *   meshes/E/x      float64 {7, 10}   rank 0: rows 0-2; rank 1: rows 3-6 as two chunks of 5
@@ -561,6 +562,107 @@ static void check_bad_arguments(void) {
   EXPECT_OK(slipstream_stream_step_destroy(&s));
 }
 
+/* Field `wanted` of SS.STREAM.INFO for `stream` (an integer), or -1 when it is missing. */
+static int64_t stream_info_field(slipstream_client_t* client, const char* stream,
+                                 const char* wanted) {
+  const char* args[2] = {"SS.STREAM.INFO", stream};
+  const size_t lengths[2] = {strlen(args[0]), strlen(stream)};
+  slipstream_reply_t* reply = NULL;
+  size_t count = 0, i;
+  int64_t value = -1;
+  EXPECT_OK(slipstream_command(client, args, lengths, 2, &reply));
+  EXPECT_OK(slipstream_reply_element_count(reply, &count));
+  for (i = 0; i + 1 < count; i += 2) {
+    const slipstream_reply_t* name = NULL;
+    const slipstream_reply_t* field = NULL;
+    const char* text = NULL;
+    size_t length = 0;
+    EXPECT_OK(slipstream_reply_element(reply, i, &name));
+    if (slipstream_reply_string(name, &text, &length) != SLIPSTREAM_OK) continue;
+    if (length != strlen(wanted) || memcmp(text, wanted, length) != 0) continue;
+    EXPECT_OK(slipstream_reply_element(reply, i + 1, &field));
+    EXPECT_OK(slipstream_reply_integer(field, &value));
+    break;
+  }
+  EXPECT_OK(slipstream_reply_destroy(&reply));
+  return value;
+}
+
+/* The writer options the C struct gained after its first fields: shared_memory_min_bytes (taken,
+ * negative refused) and reserve_next_step. With reservation on, end_step also holds the next
+ * step (SS.STREAM.INFO's steps_held counts it); off, only the written steps are held. Either
+ * way the reader gets every step. */
+static void check_writer_options(void) {
+  static const char* const names[2] = {"capi.stream.reserve.off", "capi.stream.reserve.on"};
+  slipstream_stream_writer_options_t options;
+  slipstream_client_t* client = NULL;
+  int reserve;
+  EXPECT_OK(slipstream_stream_writer_options_init(&options));
+  CHECK(options.shared_memory_min_bytes == 64 * 1024 && options.reserve_next_step == 1);
+  {
+    slipstream_stream_writer_t* writer = NULL;
+    options.shared_memory_min_bytes = -1;
+    EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                  slipstream_stream_writer_create(NULL, "capi.stream.bad.shm", NTS, 0, 1, &options,
+                                                  &writer));
+    CHECK(writer == NULL && strstr(slipstream_last_error(), "shared_memory_min_bytes") != NULL);
+  }
+  EXPECT_OK(slipstream_client_create(NULL, 0, &client));
+  if (client == NULL) return;
+  for (reserve = 0; reserve <= 1; ++reserve) {
+    slipstream_stream_writer_t* writer = NULL;
+    slipstream_stream_reader_t* reader = NULL;
+    const int64_t global[1] = {8}, offset[1] = {0};
+    int64_t values[8];
+    int64_t step;
+    size_t i;
+    EXPECT_OK(slipstream_stream_writer_options_init(&options));
+    options.queue_limit = 4;
+    options.expected_groups = 1;
+    options.shared_memory_min_bytes = 1;
+    options.reserve_next_step = reserve;
+    EXPECT_OK(slipstream_stream_writer_create(NULL, names[reserve], NTS, 0, 1, &options, &writer));
+    EXPECT_OK(slipstream_stream_reader_create(NULL, names[reserve], NTS, "g", NTS, 0, 1, NULL,
+                                              &reader));
+    if (writer == NULL || reader == NULL) {
+      slipstream_stream_reader_destroy(&reader);
+      slipstream_stream_writer_destroy(&writer);
+      break;
+    }
+    CHECK(stream_info_field(client, names[reserve], "queue_limit") == 4);
+    for (step = 0; step < 2; ++step) {
+      for (i = 0; i < 8; ++i) values[i] = 10 * step + (int64_t)i;
+      EXPECT_OK(slipstream_stream_begin_step(writer, step));
+      EXPECT_OK(slipstream_stream_put_chunk(writer, "v", NTS, SLIPSTREAM_INT64, 1, global, offset,
+                                            global, values, sizeof values));
+      EXPECT_OK(slipstream_stream_end_step(writer));
+      CHECK(stream_info_field(client, names[reserve], "steps_held") == step + 1 + reserve);
+    }
+    EXPECT_OK(slipstream_stream_writer_close(writer));
+    for (step = 0; step < 2; ++step) {
+      slipstream_stream_next_kind_t kind = -1;
+      slipstream_stream_step_t* s = NULL;
+      const void* data = NULL;
+      int64_t number = -1;
+      EXPECT_OK(slipstream_stream_next_step(reader, &kind, &number, &s));
+      CHECK(kind == SLIPSTREAM_STREAM_STEP && number == step && s != NULL);
+      if (s == NULL) break;
+      EXPECT_OK(slipstream_stream_step_piece_data(s, 0, 0, SLIPSTREAM_INT64, 1, &data, NULL));
+      CHECK(data != NULL && ((const int64_t*)data)[7] == 10 * step + 7);
+      EXPECT_OK(slipstream_stream_step_destroy(&s));
+    }
+    {
+      slipstream_stream_next_kind_t kind = -1;
+      slipstream_stream_step_t* s = NULL;
+      EXPECT_OK(slipstream_stream_next_step(reader, &kind, NULL, &s));
+      CHECK(kind == SLIPSTREAM_STREAM_END && s == NULL);
+    }
+    EXPECT_OK(slipstream_stream_reader_destroy(&reader));
+    EXPECT_OK(slipstream_stream_writer_destroy(&writer));
+  }
+  EXPECT_OK(slipstream_client_destroy(&client));
+}
+
 int main(int argc, char** argv) {
   slipstream_stream_writer_t* writers[kWriters] = {NULL, NULL};
   slipstream_stream_reader_t* readers[kGroups][kReaders] = {{NULL, NULL}, {NULL, NULL}};
@@ -624,6 +726,7 @@ int main(int argc, char** argv) {
   check_timeouts();
   check_bad_arguments();
   check_aborted_step();
+  check_writer_options();
 
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

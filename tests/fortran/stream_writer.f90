@@ -10,14 +10,16 @@
 !                          with ghost cells g(0:NX+1, 0:5): a non-contiguous section (copied)
 ! Steps 0 .. STEPS-1. Attributes: step "/" time = 0.5 * s (real), "/" iteration = s (integer),
 ! "meshes/rho" unitSI = 1.0; stream "/" software = "fortran-test" (rank 0) and "meshes/E"
-! axisLabels = ["y", "x"] (C order).
+! axisLabels = ["y", "x"] (C order). The writers turn reserve_next_step off and send every chunk
+! through shared memory (shared_memory_min_bytes = 1, over a Unix socket), so the checker also
+! shows that those options are taken; a negative shared_memory_min_bytes must be refused.
 ! Usage: stream_writer RANK   (SLIPSTREAM_ADDRESS names the server). Exits 1 on any error.
 program stream_writer
   use, intrinsic :: iso_c_binding
   use slipstream
   implicit none
   integer, parameter :: NX = 6, NY = 8, WRITERS = 2, STEPS = 4
-  type(stream_writer_type) :: writer
+  type(stream_writer_type) :: writer, refused
   real(c_double), allocatable, target :: rho(:, :), ex(:, :), ghosted(:, :)
   integer(c_int64_t) :: step
   integer :: rank, i, j, i0, j0
@@ -29,8 +31,15 @@ program stream_writer
   j0 = 4 * rank  ! columns before this rank's columns of meshes/rho and meshes/E/y
   allocate(rho(NX, 4), ex(3, NY), ghosted(0:NX + 1, 0:5))
 
+  if (refused%initialize("fortran.stream", rank, WRITERS, expected_groups=2, &
+                         shared_memory_min_bytes=-1_c_int64_t) /= SLIPSTREAM_INVALID_ARGUMENT) then
+    write(*, '(a)') 'stream_writer: a negative shared_memory_min_bytes was not refused'
+    stop 1
+  end if
   call check(writer%initialize("fortran.stream", rank, WRITERS, expected_groups=2, &
-                               hostname="node" // achar(iachar('0') + rank)), "initialize")
+                               hostname="node" // achar(iachar('0') + rank), &
+                               shared_memory_min_bytes=1_c_int64_t, reserve_next_step=.false.), &
+             "initialize")
   if (rank == 0) then
     call check(writer%set_attribute("/", "software", "fortran-test", stream_level=.true.), &
                "stream attribute software")

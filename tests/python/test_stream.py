@@ -633,6 +633,34 @@ def test_small_chunks_go_through_shared_memory_when_asked(server, key):
         slipstream.StreamWriter(stream, address=server.unix_address, shared_memory_min_bytes=-1)
 
 
+@pytest.mark.parametrize("reserve", [True, False])
+def test_reserve_next_step_decides_whether_end_step_holds_the_next_slot(server, key, client,
+                                                                       reserve):
+    """With reserve_next_step (the default) end_step also reserves the next step, which the
+    server then holds; with it off only the written step is held, and the stream works alike."""
+    stream = key("s")
+    reader = slipstream.StreamReader(stream, "g", address=server.unix_address,
+                                     next_timeout_ms=10000)
+    with slipstream.StreamWriter(stream, address=server.unix_address, queue_limit=4,
+                                 expected_groups=1, shared_memory_min_bytes=1,
+                                 reserve_next_step=reserve) as writer:
+        assert stream_info(client, stream)["queue_limit"] == 4
+        for step in range(3):
+            writer.begin_step(step)
+            writer.put_chunk("meshes/rho", np.full(8, float(step)), (8,), (0,))
+            assert writer.end_step()
+            assert stream_info(client, stream)["steps_held"] == step + 1 + (1 if reserve else 0)
+    with reader:
+        seen = []
+        for step in reader:
+            with step:
+                (piece,) = step.load("meshes/rho")
+                seen.append((step.number, float(piece.array[0])))
+    assert seen == [(0, 0.0), (1, 1.0), (2, 2.0)]
+    with pytest.raises(TypeError):
+        slipstream.StreamWriter(stream, address=server.unix_address, reserve_next_step="no")
+
+
 EXIT_WITH_STREAMS_OPEN = """
 import sys, threading
 import numpy as np
@@ -729,8 +757,8 @@ time.sleep(600)          # killed here, before any chunk of step 1
 
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_a_writer_killed_inside_a_reserved_step_aborts_it(server, key, tmp_path, transport):
-    """A Python writer (which always reserves its next step) SIGKILLed after begin_step(1): step 1
-    is aborted for the reader and the survivor is told, never delivered without writer 1."""
+    """A Python writer (which reserves its next step by default) SIGKILLed after begin_step(1):
+    step 1 is aborted for the reader and the survivor is told, never delivered without writer 1."""
     address = server.tcp_address if transport == "tcp" else server.unix_address
     stream = key("killed")
     script = tmp_path / "victim.py"
