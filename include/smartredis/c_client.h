@@ -1,7 +1,8 @@
 /* SmartRedis 0.6 C client API (SmartRedisCClient, put_tensor, run_model ...) over Slipstream.
  *
  * Programs written against SmartRedis's c_client.h compile unchanged with
- * -I<prefix>/include/smartredis and link -lslipstream_smartredis_c (docs/smartredis.md).
+ * -I<prefix>/include/smartredis and link -lsmartredis (or -lslipstream_smartredis, the same
+ * library; docs/smartredis.md).
  * Conventions:
  * - Every function returns an SRError (srexception.h); SRGetLastError() gives the message.
  * - Clients and datasets are `void*` handles made by the constructors below and released by

@@ -1,7 +1,10 @@
 // Reading experiment files; see experiment.hpp and docs/launcher.md.
 #include "launch/experiment.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +16,20 @@
 
 namespace slipstream::launch {
 namespace {
+
+// The interpreter `exe = "python3"` (or "python") runs: SLIPSTREAM_PYTHON when set, else the one
+// this build was set up with (which has numpy, torch and the slipstream package), else python3
+// on PATH. The first python3 on PATH may be another one, without them.
+std::string python_interpreter() {
+  if (const char* chosen = std::getenv("SLIPSTREAM_PYTHON"); chosen != nullptr && *chosen != '\0') {
+    return chosen;
+  }
+#ifdef SLIPSTREAM_PYTHON_INTERPRETER
+  if (::access(SLIPSTREAM_PYTHON_INTERPRETER, X_OK) == 0) return SLIPSTREAM_PYTHON_INTERPRETER;
+#endif
+  return "python3";
+}
+
 
 // Names become folder names, key prefixes and log file names: letters, digits, '_', '-', '.',
 // not starting with '.', at most 64 characters.
@@ -349,6 +366,7 @@ Experiment parse_experiment(std::string_view text, std::string_view origin,
     read_process(s, app, base_dir, has_password);
     s.required("exe", app.exe);
     if (app.exe.find('/') != std::string::npos) app.exe = resolve(base_dir, app.exe);
+    if (app.exe == "python3" || app.exe == "python") app.exe = python_interpreter();
     s.strings("args", app.args);
     s.string_table("params", app.params);
     s.string("workdir", app.workdir);

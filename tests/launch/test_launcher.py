@@ -399,3 +399,37 @@ def test_errors_name_the_file_and_line(tmp_path, text, message):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_python3_is_the_interpreter_slipstream_was_set_up_with(tmp_path):
+    """Issue 28: `exe = "python3"` ran whatever python3 came first on PATH, which may lack numpy.
+    It runs the interpreter the build was set up with (SLIPSTREAM_PYTHON overrides it)."""
+    impostor_dir = tmp_path / "impostor"
+    impostor_dir.mkdir()
+    impostor = impostor_dir / "python3"
+    impostor.write_text("#!/bin/sh\necho 'the wrong python3' >&2\nexit 3\n")
+    impostor.chmod(0o755)
+    which = tmp_path / "which.txt"
+    script = f"import sys; open({str(which)!r}, 'w').write(sys.executable)"
+    experiment = write(tmp_path / "python.toml", HEADER.format(name="python") + f"""
+[[application]]
+name = "probe"
+exe = "python3"
+args = ["-c", {toml_value(script)}]
+""")
+    env = environment()
+    env["PATH"] = f"{impostor_dir}:{env['PATH']}"
+    env.pop("SLIPSTREAM_PYTHON", None)
+    done = subprocess.run([BINARY, "run", str(experiment)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    used = which.read_text()
+    assert used != str(impostor)
+    assert os.path.realpath(used) == os.path.realpath(sys.executable)
+
+    # SLIPSTREAM_PYTHON chooses another one: here the impostor, which fails the run.
+    env["SLIPSTREAM_PYTHON"] = str(impostor)
+    failed = subprocess.run([BINARY, "run", str(experiment), "--run-dir",
+                             str(tmp_path / "second")], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=tmp_path)
+    assert failed.returncode != 0
