@@ -34,8 +34,13 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("status")) return run_status();
     if (app.got_subcommand("wait-ready")) return run_wait_ready();
   } catch (const std::exception& e) {
-    spdlog::critical("{}", e.what());
-    std::cerr << "slipstream: " << e.what() << "\n";
+    // Once: the server's (and its workers') go to the log, which may be a file; the tools' to
+    // standard error as a plain line.
+    if (app.got_subcommand("server") || app.got_subcommand("ml-worker")) {
+      spdlog::critical("{}", e.what());
+    } else {
+      std::cerr << "slipstream: " << e.what() << "\n";
+    }
     return 1;
   }
   return 0;

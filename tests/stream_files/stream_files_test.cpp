@@ -581,6 +581,9 @@ TEST(StreamFiles, InfoShowsTheQueueAndItsGroups) {
   Finished missing = run(cli({"stream", "info", "--address", server().tcp_address(), "files.nothing"}));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("no stream named 'files.nothing'"), std::string::npos) << missing.err;
+  // Said once (it was printed twice: a log line and a plain line).
+  const std::string said = "no stream named 'files.nothing'";
+  EXPECT_EQ(missing.err.find(said), missing.err.rfind(said)) << missing.err;
 
   // `stream delete`: the stream goes with what it holds; the reader's next request is refused.
   Finished erased = run(cli({"stream", "delete", "--address", server().tcp_address(),
