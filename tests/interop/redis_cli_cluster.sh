@@ -9,24 +9,37 @@ source "$(dirname "$0")/servers.sh"
 binary=$1
 [[ -x "$binary" ]] || fail "slipstream binary not found: $binary"
 
-# Pick three distinct free ports; every member must know all of them before any starts.
-ports=()
-while [[ ${#ports[@]} -lt 3 ]]; do
-  port=$(random_port)
-  [[ " ${ports[*]} " == *" $port "* ]] || ports+=("$port")
-done
-members="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
-for k in 0 1 2; do
-  dir="$WORK_DIR/shard$k"
-  mkdir -p "$dir"
-  "$binary" server --port "${ports[$k]}" --dir "$dir" --cluster-nodes "$members" --threads 1 \
-    --loglevel warn >>"$dir/log" 2>&1 &
-  pid=$!
-  if ! wait_until_ready "$pid" "${ports[$k]}"; then
-    cat "$dir/log" >&2 || true
-    fail "shard $k did not start on port ${ports[$k]}"
-  fi
-  SERVER_PIDS+=("$pid")
+# Starts the three shards on three distinct free ports (every member must know all of them
+# before any starts); returns 1, with every shard it started stopped, when a port was taken
+# between its choice and the bind.
+start_cluster() {
+  ports=()
+  while [[ ${#ports[@]} -lt 3 ]]; do
+    port=$(random_port)
+    [[ " ${ports[*]} " == *" $port "* ]] || ports+=("$port")
+  done
+  members="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
+  local started=() k dir pid
+  for k in 0 1 2; do
+    dir="$WORK_DIR/shard$k"
+    mkdir -p "$dir"
+    "$binary" server --port "${ports[$k]}" --dir "$dir" --cluster-nodes "$members" --threads 1 \
+      --loglevel warn >>"$dir/log" 2>&1 &
+    pid=$!
+    if ! wait_until_ready "$pid" "${ports[$k]}"; then
+      echo "shard $k did not start on port ${ports[$k]}:" >&2
+      cat "$dir/log" >&2 || true
+      kill "${started[@]}" "$pid" 2>/dev/null || true
+      wait "${started[@]}" "$pid" 2>/dev/null || true
+      return 1
+    fi
+    started+=("$pid")
+  done
+  SERVER_PIDS+=("${started[@]}")
+}
+for attempt in 1 2 3 4 5; do
+  start_cluster && break
+  [[ $attempt -lt 5 ]] || fail "the cluster did not start in 5 attempts"
 done
 
 entry=${ports[0]}

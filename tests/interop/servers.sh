@@ -51,11 +51,13 @@ wait_until_ready() {
   return 1
 }
 
-# A random port in 20000-59999 that nothing listens on right now (a connect attempt fails).
+# A random port in 20000-32767 that nothing listens on right now (a connect attempt fails):
+# below Linux's ephemeral range (32768-60999), so that no connection of a test running beside
+# this one is given it between this check and the server's bind.
 random_port() {
   local port
   while true; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12768))
     if ! (exec 9<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0

@@ -561,6 +561,10 @@ std::size_t ml_workers(pid_t pid) {
   return count;
 }
 
+/// The server's descriptors per model worker: its channel (a socket) and the pipe its output
+/// reaches the server's log through.
+constexpr std::size_t kPerWorker = 2;
+
 /// What each descriptor points at (socket:[...], pipe:[...], /memfd:...), for a leak report.
 std::map<std::string, int> fd_kinds(pid_t pid) {
   std::map<std::string, int> kinds;
@@ -737,8 +741,8 @@ int main(int argc, char** argv) {
     problems.push_back("server is not running after the run");
   } else {
     try {
-      const std::size_t baseline_net = baseline.fds - baseline.workers;
-      auto net_fds = [&] { return open_fds(pid) - ml_workers(pid); };
+      const std::size_t baseline_net = baseline.fds - kPerWorker * baseline.workers;
+      auto net_fds = [&] { return open_fds(pid) - kPerWorker * ml_workers(pid); };
       settle<std::size_t>(net_fds, baseline_net, std::chrono::seconds(10));
       fds_after_clients = open_fds(pid);
       // 20 s: after a run that loaded the machine, the server may take seconds to see every
@@ -767,7 +771,7 @@ int main(int argc, char** argv) {
     }
     // Stored values may hold descriptors (model outputs of 64 KiB or more live in sealed shared
     // memory), so the count must be back to its baseline once they are flushed too.
-    if (after.fds - after.workers != baseline.fds - baseline.workers) {
+    if (after.fds - kPerWorker * after.workers != baseline.fds - kPerWorker * baseline.workers) {
       std::string detail;
       for (const auto& [kind, n] : fd_kinds(pid)) {
         const auto it = baseline_fd_kinds.find(kind);
@@ -813,7 +817,7 @@ int main(int argc, char** argv) {
               mib(after.rss).c_str());
   std::printf("%-22s %14zu %14zu %14zu  (%zu once clients left, before FLUSHALL)\n",
               "open descriptors", baseline.fds, peak.fds, after.fds, fds_after_clients);
-  std::printf("%-22s %14zu %14zu %14zu  (one socket each among the descriptors)\n",
+  std::printf("%-22s %14zu %14zu %14zu  (a socket and a pipe each among the descriptors)\n",
               "model workers", baseline.workers, peak.workers, after.workers);
   std::printf("%-22s %14lld %14lld %14lld  (after FLUSHALL; %lld keys before it)\n",
               "used_memory (bytes)", baseline.used_memory, peak.used_memory, after.used_memory,
