@@ -72,6 +72,13 @@ inline std::size_t peak_resident_bytes(pid_t pid) {
   return 0;
 }
 
+/// How much a peak reading grew from `before` to `after`; 0 when it reads lower (the kernel's
+/// resident-memory counters are per-thread caches, summed lazily, so two readings of a peak that
+/// did not move may differ by a few pages either way).
+inline std::size_t growth_between(std::size_t before, std::size_t after) {
+  return after > before ? after - before : 0;
+}
+
 inline std::string make_temp_dir(const std::string& prefix) {
   std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
