@@ -24,6 +24,7 @@ PACKAGES=(
   libhdf5-dev hdf5-tools python3-h5py       # openPMD files of streams (stream dump/replay)
   openmpi-bin libopenmpi-dev                 # MPI writers test, stream benchmark's MPI peer
   libtoml11-dev                              # the trainer's config, experiment files
+  nlohmann-json3-dev                         # openPMD-api JSON configurations (src/openpmd)
   python3-matplotlib chromium                # the launcher's report, opened in the report test
   slurmctld slurmd slurm-client munge        # the launcher's Slurm back-end, tested for real
 )

@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cli/openpmd/series_reader.hpp"
-#include "cli/openpmd/series_writer.hpp"
+#include "openpmd/format/series_reader.hpp"
+#include "openpmd/format/series_writer.hpp"
 #include "slipstream/stream.hpp"
 
 #ifndef SLIPSTREAM_VERSION

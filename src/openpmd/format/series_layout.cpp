@@ -1,10 +1,10 @@
 // File name patterns of file-based series and the validation of untrusted object paths.
-#include "cli/openpmd/series_layout.hpp"
+#include "openpmd/format/series_layout.hpp"
 
 #include <charconv>
 #include <stdexcept>
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 namespace {
 
 bool printable(char c) { return c >= ' ' && c <= '~'; }
@@ -120,4 +120,4 @@ void check_attribute_name(std::string_view name) {
   }
 }
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

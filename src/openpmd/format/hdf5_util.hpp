@@ -14,7 +14,7 @@
 #include "slipstream/stream.hpp"
 #include "slipstream/tensor.hpp"
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 
 /// An HDF5 call failed, or a file does not follow the openPMD layout. what() names the object and
 /// gives HDF5's reason.
@@ -103,4 +103,4 @@ Handle memory_type(DType dtype);
 /// integers widen to kInt64.
 DType dtype_for(hid_t file_type);
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

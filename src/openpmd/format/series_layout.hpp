@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 
 /// openPMD's iterationEncoding.
 enum class Encoding { kGroupBased, kFileBased };
@@ -52,4 +52,4 @@ std::vector<std::string> split_object_path(std::string_view path);
 /// ASCII, no '/'.
 void check_attribute_name(std::string_view name);
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

@@ -1,5 +1,5 @@
 // SeriesReader: an openPMD HDF5 series, iteration by iteration, as stream steps.
-#include "cli/openpmd/series_reader.hpp"
+#include "openpmd/format/series_reader.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 namespace {
 
 constexpr int kMaxDepth = 16;  // below an iteration: meshes/E/x is 3, particle patches 5
@@ -366,4 +366,4 @@ IterationData SeriesReader::walk_iteration(std::int64_t number, bool read_elemen
   return data;
 }
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

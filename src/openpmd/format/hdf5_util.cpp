@@ -1,5 +1,5 @@
 // HDF5 handles, errors, attributes and types for the openPMD reader and writer.
-#include "cli/openpmd/hdf5_util.hpp"
+#include "openpmd/format/hdf5_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <type_traits>
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 namespace {
 
 // No openPMD attribute comes near this; larger ones are left out unread.
@@ -409,4 +409,4 @@ DType dtype_for(hid_t file_type) {
   }
 }
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

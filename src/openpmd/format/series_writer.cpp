@@ -1,11 +1,11 @@
 // SeriesWriter: a stream's steps as an openPMD 1.1.0 HDF5 series.
-#include "cli/openpmd/series_writer.hpp"
+#include "openpmd/format/series_writer.hpp"
 
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 namespace {
 
 constexpr std::string_view kBasePath = "/data/%T/";
@@ -353,4 +353,4 @@ void SeriesWriter::end_iteration() {
   }
 }
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/openpmd/hdf5_util.hpp"
-#include "cli/openpmd/series_layout.hpp"
+#include "openpmd/format/hdf5_util.hpp"
+#include "openpmd/format/series_layout.hpp"
 #include "slipstream/stream.hpp"
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 
 /// A dataset of an iteration, whole, row-major, named by its stream path (`meshes/E/x`: the
 /// file's meshesPath and particlesPath become `meshes/` and `particles/`).
@@ -105,4 +105,4 @@ class SeriesReader {
   std::map<std::int64_t, Location> files_;
 };
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd

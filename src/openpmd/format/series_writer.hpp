@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "cli/openpmd/hdf5_util.hpp"
-#include "cli/openpmd/series_layout.hpp"
+#include "openpmd/format/hdf5_util.hpp"
+#include "openpmd/format/series_layout.hpp"
 #include "slipstream/stream.hpp"
 
-namespace slipstream::cli::openpmd {
+namespace slipstream::openpmd {
 
 /// Receives a problem that left something out of the file (a refused name, an attribute HDF5
 /// could not store) and lets the caller report it.
@@ -101,4 +101,4 @@ class SeriesWriter {
 /// uint64), or kAsGiven for names it does not type.
 StoredType standard_type(std::string_view name);
 
-}  // namespace slipstream::cli::openpmd
+}  // namespace slipstream::openpmd
