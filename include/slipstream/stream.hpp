@@ -193,6 +193,16 @@ struct StreamPiece {
   }
 };
 
+/// One box to load from a step: `extent` elements per dimension from `offset` of `component`,
+/// copied row-major into `destination` (room for product(extent) elements of the component's
+/// dtype). A component of no dimensions (a scalar) takes empty vectors: one element.
+struct StreamBox {
+  std::string_view component;
+  std::vector<std::uint64_t> offset;
+  std::vector<std::uint64_t> extent;
+  void* destination = nullptr;
+};
+
 class StreamReader;
 
 /// A step handed to this reader. Load what you need, then release() it, or just drop it: a step
@@ -218,6 +228,17 @@ class SLIPSTREAM_API StreamStep {
   /// This reader's pieces of `component` with their bytes: the chunks they come from are fetched
   /// in one round trip.
   std::vector<StreamPiece> load(std::string_view component);
+  /// Copies each box (any box inside its component's global extent, not only this reader's
+  /// share) into its destination. Every chunk the boxes touch is fetched once, all in one round
+  /// trip (chunks already mapped over shared memory are not fetched). Elements of a box that no
+  /// chunk covers are left as they were in the destination. Throws InvalidArgumentError naming
+  /// the step and component when a component does not exist, a box's dimensionality differs from
+  /// the component's, a box lies outside its global extent, or a box of elements has no
+  /// destination; nothing is copied then (nor when the step was released, or fetching fails).
+  void load_boxes(std::span<const StreamBox> boxes);
+  /// One box.
+  void load_box(std::string_view component, std::span<const std::uint64_t> offset,
+                std::span<const std::uint64_t> extent, void* destination);
   /// Done with the step: the writers may reuse its slot once every reader has released it.
   void release();
 

@@ -218,6 +218,77 @@ std::vector<StreamPiece> assemble(const StreamComponent& component,
   return out;
 }
 
+// A chunk a reader fetches: chunk `chunk` of the step's component `component` (indices).
+struct WantedChunk {
+  std::size_t component = 0, chunk = 0;
+};
+
+// product(extent) * element_size, or nullopt when it does not fit in a size_t.
+std::optional<std::size_t> checked_bytes(std::span<const std::uint64_t> extent,
+                                         std::size_t element_size) {
+  std::size_t bytes = element_size;
+  for (std::uint64_t e : extent) {
+    if (__builtin_mul_overflow(bytes, e, &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
+// Where a chunk and a box meet: `count` elements per dimension from global index `first`.
+struct Overlap {
+  std::vector<std::uint64_t> first, count;
+};
+
+// The overlap of `chunk` and the box at `offset` with `extent` (both inside the global extent, so
+// no end overflows); nullopt when they do not meet. A chunk or box of no elements meets nothing;
+// without dimensions, both are the one element and meet.
+std::optional<Overlap> overlap(const stream::Chunk& chunk, std::span<const std::uint64_t> offset,
+                               std::span<const std::uint64_t> extent) {
+  Overlap out;
+  for (std::size_t d = 0; d < extent.size(); ++d) {
+    const std::uint64_t first = std::max(chunk.offset[d], offset[d]);
+    const std::uint64_t end =
+        std::min(chunk.offset[d] + chunk.extent[d], offset[d] + extent[d]);
+    if (first >= end) return std::nullopt;
+    out.first.push_back(first);
+    out.count.push_back(end - first);
+  }
+  return out;
+}
+
+// Copies `met`, the overlap of `chunk` (its row-major bytes at `source`) and the box at `offset`
+// with `extent`, into `destination`, the box's row-major elements. Each run is contiguous in both:
+// along the last dimension, and across the trailing dimensions the chunk, the box and the overlap
+// all cover whole.
+void copy_overlap(const stream::Chunk& chunk, const std::byte* source,
+                  std::span<const std::uint64_t> offset, std::span<const std::uint64_t> extent,
+                  const Overlap& met, std::size_t element_size, std::byte* destination) {
+  const std::size_t dims = met.count.size();
+  if (dims == 0) {  // a scalar: the one element
+    std::memcpy(destination, source, element_size);
+    return;
+  }
+  std::size_t inner = dims - 1;  // runs span dimensions inner..dims-1
+  while (inner > 0 && met.count[inner] == chunk.extent[inner] &&
+         met.count[inner] == extent[inner]) {
+    --inner;
+  }
+  std::size_t run = element_size;
+  for (std::size_t d = inner; d < dims; ++d) run *= met.count[d];
+  std::vector<std::uint64_t> index(inner, 0);  // the run's position in dimensions 0..inner-1
+  for (;;) {
+    std::uint64_t from = 0, to = 0;  // linear element indices in the chunk and the box
+    for (std::size_t d = 0; d < dims; ++d) {
+      const std::uint64_t at = met.first[d] + (d < inner ? index[d] : 0);
+      from = from * chunk.extent[d] + (at - chunk.offset[d]);
+      to = to * extent[d] + (at - offset[d]);
+    }
+    std::memcpy(destination + to * element_size, source + from * element_size, run);
+    std::size_t d = inner;  // next run: odometer over dimensions 0..inner-1
+    while (d > 0 && ++index[d - 1] == met.count[d - 1]) index[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
 // The server's reply to a writer's request for a step that was aborted.
 bool is_aborted(std::string_view error) { return error.starts_with("ABORTED"); }
 
@@ -1066,6 +1137,17 @@ class StreamStep::Impl {
   std::vector<StreamAttribute> attributes;
   // Chunks whose segments NEXT ... MAP passed, mapped, by chunk id.
   std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;
+
+  // The bytes of each wanted chunk (of any components; each named once), in order. Chunks whose
+  // segments came with NEXT are mapped already; the others are asked for in one round trip.
+  std::vector<ReceivedChunk> fetch(std::span<const WantedChunk> wanted);
+  // The index of the component called `name` in `components`, or nullopt.
+  std::optional<std::size_t> find(std::string_view name) const {
+    auto found = std::find_if(components.begin(), components.end(),
+                              [&](const StreamComponent& c) { return c.name == name; });
+    if (found == components.end()) return std::nullopt;
+    return static_cast<std::size_t>(found - components.begin());
+  }
 };
 
 StreamReader::StreamReader(const ClientOptions& client_options, std::string_view stream,
@@ -1300,14 +1382,12 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
     throw InvalidArgumentError("load: step " + std::to_string(impl_->number) +
                                " has been released");
   }
-  auto found = std::find_if(impl_->components.begin(), impl_->components.end(),
-                            [&](const StreamComponent& c) { return c.name == name; });
-  if (found == impl_->components.end()) {
+  const std::optional<std::size_t> index = impl_->find(name);
+  if (!index) {
     throw InvalidArgumentError("load: step " + std::to_string(impl_->number) +
                                " has no component '" + std::string(name) + "'");
   }
-  const StreamComponent& component = *found;
-  const auto& ids = impl_->chunk_ids[static_cast<std::size_t>(found - impl_->components.begin())];
+  const StreamComponent& component = impl_->components[*index];
   // Which chunk each piece comes from (chunks do not overlap; a piece lies in exactly one).
   std::vector<std::size_t> source_of;
   std::vector<std::size_t> wanted;  // chunk indices to fetch, each once
@@ -1320,9 +1400,23 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
     source_of.push_back(j);
     if (std::find(wanted.begin(), wanted.end(), j) == wanted.end()) wanted.push_back(j);
   }
-  std::vector<StreamPiece> out;
-  if (wanted.empty()) return out;
-  const std::size_t element_size = dtype_size(component.dtype);
+  if (wanted.empty()) return {};
+  std::vector<WantedChunk> fetching;
+  for (std::size_t j : wanted) fetching.push_back(WantedChunk{*index, j});
+  return assemble(component, source_of, wanted, impl_->fetch(fetching),
+                  dtype_size(component.dtype));
+}
+
+std::vector<ReceivedChunk> StreamStep::Impl::fetch(std::span<const WantedChunk> wanted) {
+  ReaderState& s = *reader;
+  auto size_of = [&](const WantedChunk& w) {
+    const StreamComponent& component = components[w.component];
+    return product(component.chunks[w.chunk].extent) * dtype_size(component.dtype);
+  };
+  auto id_of = [&](const WantedChunk& w) { return chunk_ids[w.component][w.chunk]; };
+  auto home_of = [&](const WantedChunk& w) -> const std::pair<std::string, std::int64_t>& {
+    return homes[w.component][w.chunk];
+  };
   using Received = ReceivedChunk;
   std::vector<Received> received(wanted.size());
   // Chunks whose segments came with NEXT are mapped already; the others are asked for: over
@@ -1330,18 +1424,17 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   // and all of them over TCP, as bytes.
   std::vector<std::size_t> asked;  // indices into `wanted`
   for (std::size_t k = 0; k < wanted.size(); ++k) {
-    const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
-    auto found = impl_->mapped.find(ids[wanted[k]]);
-    if (found != impl_->mapped.end() && found->second->size >= size) {
+    const std::size_t size = size_of(wanted[k]);
+    auto found = mapped.find(id_of(wanted[k]));
+    if (found != mapped.end() && found->second->size >= size) {
       received[k] = Received{{found->second->bytes(), size}, found->second, true};
     } else {
       asked.push_back(k);
     }
   }
-  if (asked.empty()) return assemble(component, source_of, wanted, received, element_size);
+  if (asked.empty()) return received;
   const bool shared = s.client.shm_link().active();
   const char* command = shared ? "SS.STREAM.VIEW" : "SS.STREAM.GET";
-  const auto& homes = impl_->homes[static_cast<std::size_t>(found - impl_->components.begin())];
   // Chunks the stream's shard holds are asked for there; colocated ones (cluster mode) from the
   // member holding each, all in one round trip.
   struct Ask {
@@ -1351,7 +1444,7 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
   };
   std::vector<Ask> asks;
   for (std::size_t k : asked) {
-    const std::string_view member = homes[wanted[k]].first;
+    const std::string_view member = home_of(wanted[k]).first;
     auto ask = std::find_if(asks.begin(), asks.end(), [&](const Ask& a) { return a.member == member; });
     if (ask == asks.end()) {
       // The member of this reader's node, over shared memory, hands out its segments.
@@ -1370,12 +1463,12 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
       request.arg(s.stream);
       request.arg(s.group);
       request.arg(static_cast<std::int64_t>(s.rank));
-      request.arg(impl_->number);
-      for (std::size_t k : ask.which) request.arg(ids[wanted[k]]);
+      request.arg(number);
+      for (std::size_t k : ask.which) request.arg(id_of(wanted[k]));
     } else {
       request.command(1 + ask.which.size());
       request.arg(ask.command);
-      for (std::size_t k : ask.which) request.arg(homes[wanted[k]].second);
+      for (std::size_t k : ask.which) request.arg(home_of(wanted[k]).second);
     }
   };
   auto read = [&](client::Connection& c, std::size_t i) {
@@ -1390,20 +1483,19 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
     for (std::size_t a = 0; a < ask.which.size(); ++a) {
       const std::size_t k = ask.which[a];
       Reply& element = reply.elements[a];
-      const std::size_t size = product(component.chunks[wanted[k]].extent) * element_size;
+      const std::size_t size = size_of(wanted[k]);
+      const std::string& name = components[wanted[k].component].name;
       if (element.is_array()) {  // [segment id, bytes] and a descriptor; the chunk leads it
         if (element.elements.size() != 2 || element.elements[1].integer < 0 ||
             static_cast<std::size_t>(element.elements[1].integer) < size) {
-          c.protocol_error(std::string(what) + ": chunk of '" + component.name +
-                           "' has the wrong size");
+          c.protocol_error(std::string(what) + ": chunk of '" + name + "' has the wrong size");
         }
         auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer),
                                  static_cast<std::size_t>(element.elements[1].integer));
         received[k] = Received{{mapping->bytes(), size}, mapping, true};
       } else {
         if (element.string.size() != size) {
-          c.protocol_error(std::string(what) + ": chunk of '" + component.name +
-                           "' has the wrong size");
+          c.protocol_error(std::string(what) + ": chunk of '" + name + "' has the wrong size");
         }
         auto bytes = std::make_shared<const std::string>(std::move(element.string));
         received[k] = Received{{reinterpret_cast<const std::byte*>(bytes->data()), size},
@@ -1423,7 +1515,83 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
         },
         add, read);
   }
-  return assemble(component, source_of, wanted, received, element_size);
+  return received;
+}
+
+void StreamStep::load_boxes(std::span<const StreamBox> boxes) {
+  ReaderState& s = *impl_->reader;
+  const std::string step = "load_boxes: step " + std::to_string(impl_->number);
+  if (s.held != impl_->number) throw InvalidArgumentError(step + " has been released");
+  // Every box is checked before anything is asked for.
+  std::vector<std::size_t> component_of;  // per box, its component's index
+  for (const StreamBox& box : boxes) {
+    const std::optional<std::size_t> index = impl_->find(box.component);
+    if (!index) {
+      throw InvalidArgumentError(step + " has no component '" + std::string(box.component) + "'");
+    }
+    const StreamComponent& component = impl_->components[*index];
+    const std::string where = step + ", component '" + component.name + "': ";
+    const std::vector<std::uint64_t>& global = component.global_extent;
+    if (box.offset.size() != global.size() || box.extent.size() != global.size()) {
+      throw InvalidArgumentError(where + "a box needs an offset and an extent of one entry per "
+                                 "dimension of the component (" + std::to_string(global.size()) +
+                                 "), not " + std::to_string(box.offset.size()) + " and " +
+                                 std::to_string(box.extent.size()));
+    }
+    for (std::size_t d = 0; d < global.size(); ++d) {
+      if (box.offset[d] > global[d] || box.extent[d] > global[d] - box.offset[d]) {
+        throw InvalidArgumentError(
+            where + "the box reaches past the global extent in dimension " + std::to_string(d) +
+            ": offset " + std::to_string(box.offset[d]) + " + extent " +
+            std::to_string(box.extent[d]) + " > " + std::to_string(global[d]));
+      }
+    }
+    const std::optional<std::size_t> bytes = checked_bytes(box.extent, dtype_size(component.dtype));
+    if (!bytes) throw InvalidArgumentError(where + "the box's size in bytes overflows");
+    if (*bytes > 0 && box.destination == nullptr) {
+      throw InvalidArgumentError(where + "the box's destination is null");
+    }
+    component_of.push_back(*index);
+  }
+  // The chunks the boxes touch, each fetched once, and what to copy from each.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<WantedChunk> wanted;
+  std::vector<std::vector<std::size_t>> wanted_at(impl_->components.size());  // chunk -> wanted
+  struct Copy {
+    std::size_t box, chunk;  // chunk: the index into `wanted`
+    Overlap met;
+  };
+  std::vector<Copy> copies;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const StreamComponent& component = impl_->components[component_of[i]];
+    std::vector<std::size_t>& at = wanted_at[component_of[i]];
+    at.resize(component.chunks.size(), kNone);
+    for (std::size_t j = 0; j < component.chunks.size(); ++j) {
+      std::optional<Overlap> met = overlap(component.chunks[j], boxes[i].offset, boxes[i].extent);
+      if (!met) continue;
+      if (at[j] == kNone) {
+        at[j] = wanted.size();
+        wanted.push_back(WantedChunk{component_of[i], j});
+      }
+      copies.push_back(Copy{i, at[j], std::move(*met)});
+    }
+  }
+  if (wanted.empty()) return;
+  const std::vector<ReceivedChunk> received = impl_->fetch(wanted);
+  for (const Copy& copy : copies) {
+    const StreamBox& box = boxes[copy.box];
+    const StreamComponent& component = impl_->components[component_of[copy.box]];
+    copy_overlap(component.chunks[wanted[copy.chunk].chunk], received[copy.chunk].bytes.data(),
+                 box.offset, box.extent, copy.met, dtype_size(component.dtype),
+                 static_cast<std::byte*>(box.destination));
+  }
+}
+
+void StreamStep::load_box(std::string_view component, std::span<const std::uint64_t> offset,
+                          std::span<const std::uint64_t> extent, void* destination) {
+  const StreamBox box{component, {offset.begin(), offset.end()}, {extent.begin(), extent.end()},
+                      destination};
+  load_boxes(std::span<const StreamBox>(&box, 1));
 }
 
 void StreamStep::release() {

@@ -1,6 +1,7 @@
 // StreamWriter and StreamReader against a real server: 4 writer threads, two reader groups (3
 // readers with roundrobin, 1 with slicedataset), every element of every step checked, attributes,
-// end of stream, a writer that goes away mid-step, and misuse.
+// end of stream, a writer that goes away mid-step, misuse, and boxes loaded beyond a reader's
+// share (load_box, load_boxes).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -1111,6 +1112,189 @@ TEST(StreamClient, ManySharedChunksAreViewedWhenNextDoesNotMapThem) {
       ++seen[at];
     }
     EXPECT_EQ(seen, std::vector<int>(kChunks, 1));
+  }
+}
+
+// ---- Loading any box: StreamStep::load_box and load_boxes ---------------------------------------
+
+constexpr std::uint64_t kBoxRows = 8, kBoxCols = 6, kIds = 10, kRho = 10;
+
+// The values the writers put: meshes/E/x at (row, col), particles/e/id at i, meshes/rho at i.
+double box_field(std::uint64_t row, std::uint64_t col) {
+  return 1000.5 + static_cast<double>(row * kBoxCols + col);
+}
+std::int32_t box_id(std::uint64_t i) { return 100 + static_cast<std::int32_t>(i); }
+double box_rho(std::uint64_t i) { return 0.25 + static_cast<double>(i); }
+
+// Writer `rank` of 2 writes step 0: meshes/E/x (8 x 6 float64), writer 0 rows 0-3 as one chunk,
+// writer 1 rows 4-7 as two chunks of 3 columns; particles/e/id (10 int32), writer 0 elements
+// 0-3, writer 1 elements 4-9; meshes/rho (10 float64), only elements 0-3, by writer 0.
+void write_box_step(StreamWriter& writer) {
+  const std::uint32_t rank = writer.rank();
+  writer.begin_step(0);
+  const std::vector<std::uint64_t> global{kBoxRows, kBoxCols};
+  std::vector<std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>> chunks;
+  if (rank == 0) {
+    chunks = {{{0, 0}, {4, kBoxCols}}};
+  } else {
+    chunks = {{{4, 0}, {4, 3}}, {{4, 3}, {4, 3}}};
+  }
+  for (const auto& [offset, extent] : chunks) {
+    std::span<double> into = writer.loan_chunk<double>("meshes/E/x", global, offset, extent);
+    for (std::uint64_t r = 0; r < extent[0]; ++r) {
+      for (std::uint64_t c = 0; c < extent[1]; ++c) {
+        into[r * extent[1] + c] = box_field(offset[0] + r, offset[1] + c);
+      }
+    }
+  }
+  const std::vector<std::uint64_t> ids_global{kIds}, ids_offset{rank == 0 ? 0u : 4u},
+      ids_extent{rank == 0 ? 4u : 6u};
+  std::span<std::int32_t> ids =
+      writer.loan_chunk<std::int32_t>("particles/e/id", ids_global, ids_offset, ids_extent);
+  for (std::uint64_t i = 0; i < ids.size(); ++i) ids[i] = box_id(ids_offset[0] + i);
+  if (rank == 0) {
+    const std::vector<std::uint64_t> rho_global{kRho}, rho_offset{0}, rho_extent{4};
+    std::span<double> rho =
+        writer.loan_chunk<double>("meshes/rho", rho_global, rho_offset, rho_extent);
+    for (std::uint64_t i = 0; i < rho.size(); ++i) rho[i] = box_rho(i);
+  }
+  ASSERT_TRUE(writer.end_step());
+}
+
+// The elements of `got`, the row-major box of meshes/E/x at `offset` with `extent`, that are not
+// what the writers put.
+int wrong_field(const std::vector<double>& got, const std::vector<std::uint64_t>& offset,
+                const std::vector<std::uint64_t>& extent) {
+  int wrong = got.size() == extent[0] * extent[1] ? 0 : 1;
+  for (std::uint64_t r = 0; r < extent[0] && wrong == 0; ++r) {
+    for (std::uint64_t c = 0; c < extent[1]; ++c) {
+      if (got[r * extent[1] + c] != box_field(offset[0] + r, offset[1] + c)) ++wrong;
+    }
+  }
+  return wrong;
+}
+
+// The elements of `got`, the box of particles/e/id from `offset`, that are not what was put.
+int wrong_ids(const std::vector<std::int32_t>& got, std::uint64_t offset) {
+  int wrong = 0;
+  for (std::uint64_t i = 0; i < got.size(); ++i) wrong += got[i] == box_id(offset + i) ? 0 : 1;
+  return wrong;
+}
+
+// Reader 0 of a roundrobin group of 2 is given part of each component, yet loads any box of them:
+// the whole global extent, a box across both writers' chunks, a box inside one chunk, and boxes
+// of two components in one call; each element as the writers put it. Elements no chunk covers
+// keep what the destination held. Bad boxes are refused before anything is copied. Over TCP and
+// over shared memory.
+TEST(StreamClient, AnyBoxOfAnyComponentLoadsInOneCall) {
+  ServerProcess& server = shared_server();
+  for (const std::string& address : {server.tcp_address(), server.unix_address()}) {
+    SCOPED_TRACE(address);
+    ClientOptions options;
+    options.address = address;
+    const std::string name = unique(address == server.tcp_address() ? "tcp" : "unix");
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    writer_options.shared_memory_min_bytes = 1;  // over the Unix socket, every chunk in a segment
+    StreamWriter first(options, name, 0, 2, writer_options);
+    StreamWriter second(options, name, 1, 2, writer_options);
+    StreamReaderOptions reader_options;
+    reader_options.strategy = "roundrobin";
+    reader_options.next_timeout = std::chrono::seconds(20);
+    StreamReader reader(options, name, "g", 0, 2, reader_options);
+    StreamReader other(options, name, "g", 1, 2, reader_options);  // joins; never reads
+    write_box_step(first);
+    write_box_step(second);
+    StreamNext next = reader.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
+    StreamStep& step = *next.step;
+    // This reader's share is part of each component only.
+    ASSERT_NE(step.component("meshes/E/x"), nullptr);
+    std::uint64_t share = 0;
+    for (const stream::Chunk& piece : step.component("meshes/E/x")->mine) {
+      share += piece.element_count();
+    }
+    EXPECT_LT(share, kBoxRows * kBoxCols);
+    ASSERT_NE(step.component("particles/e/id"), nullptr);
+    EXPECT_EQ(step.component("particles/e/id")->mine.size(), 1u);
+
+    // (a) The whole global extent, of both components.
+    const std::vector<std::uint64_t> origin{0, 0}, whole{kBoxRows, kBoxCols};
+    std::vector<double> field(kBoxRows * kBoxCols, -1.0);
+    step.load_box("meshes/E/x", origin, whole, field.data());
+    EXPECT_EQ(wrong_field(field, origin, whole), 0);
+    std::vector<std::int32_t> ids(kIds, -1);
+    const std::vector<std::uint64_t> ids_origin{0}, ids_whole{kIds};
+    step.load_box("particles/e/id", ids_origin, ids_whole, ids.data());
+    EXPECT_EQ(wrong_ids(ids, 0), 0);
+
+    // (b) Across the three chunks of both writers: rows 2-5, columns 1-4.
+    const std::vector<std::uint64_t> across_at{2, 1}, across{4, 4};
+    std::vector<double> crossing(16, -1.0);
+    step.load_box("meshes/E/x", across_at, across, crossing.data());
+    EXPECT_EQ(wrong_field(crossing, across_at, across), 0);
+
+    // (c) Inside one chunk (writer 1's second, which this reader's share does hold) and inside
+    // one this reader was not given (writer 1's first); and inside writer 1's particles.
+    for (const std::vector<std::uint64_t>& at : {std::vector<std::uint64_t>{5, 3},
+                                                 std::vector<std::uint64_t>{5, 1}}) {
+      const std::vector<std::uint64_t> small{2, 2};
+      std::vector<double> inside(4, -1.0);
+      step.load_box("meshes/E/x", at, small, inside.data());
+      EXPECT_EQ(wrong_field(inside, at, small), 0) << at[1];
+    }
+    std::vector<std::int32_t> some_ids(3, -1);
+    const std::vector<std::uint64_t> ids_at{5}, ids_three{3};
+    step.load_box("particles/e/id", ids_at, ids_three, some_ids.data());
+    EXPECT_EQ(wrong_ids(some_ids, 5), 0);
+
+    // (d) Two components in one call (two boxes of one of them).
+    std::vector<double> columns(6 * 3, -1.0), last_row(kBoxCols, -1.0);
+    std::vector<std::int32_t> middle_ids(5, -1);
+    const std::vector<StreamBox> boxes = {
+        {"meshes/E/x", {1, 2}, {6, 3}, columns.data()},
+        {"particles/e/id", {2}, {5}, middle_ids.data()},
+        {"meshes/E/x", {kBoxRows - 1, 0}, {1, kBoxCols}, last_row.data()},
+    };
+    step.load_boxes(boxes);
+    EXPECT_EQ(wrong_field(columns, {1, 2}, {6, 3}), 0);
+    EXPECT_EQ(wrong_ids(middle_ids, 2), 0);
+    EXPECT_EQ(wrong_field(last_row, {kBoxRows - 1, 0}, {1, kBoxCols}), 0);
+
+    // Elements no chunk covers keep what the destination held.
+    std::vector<double> rho(kRho, -1.0);
+    const std::vector<std::uint64_t> rho_origin{0}, rho_whole{kRho};
+    step.load_box("meshes/rho", rho_origin, rho_whole, rho.data());
+    for (std::uint64_t i = 0; i < kRho; ++i) EXPECT_EQ(rho[i], i < 4 ? box_rho(i) : -1.0) << i;
+
+    // Refused before anything is copied: an unknown component, a box past the global extent,
+    // a box of the wrong dimensionality; a good box ahead of a bad one is not copied either.
+    std::vector<double> untouched(kBoxRows * kBoxCols, -1.0);
+    const std::vector<std::uint64_t> past_at{6, 0}, past{3, kBoxCols}, flat{kBoxRows * kBoxCols};
+    EXPECT_THROW(step.load_box("meshes/B/x", origin, whole, untouched.data()),
+                 InvalidArgumentError);
+    EXPECT_THROW(step.load_box("meshes/E/x", past_at, past, untouched.data()),
+                 InvalidArgumentError);
+    EXPECT_THROW(step.load_box("meshes/E/x", ids_origin, flat, untouched.data()),
+                 InvalidArgumentError);
+    const std::vector<StreamBox> one_bad = {
+        {"meshes/E/x", {0, 0}, {kBoxRows, kBoxCols}, untouched.data()},
+        {"particles/e/id", {8}, {3}, ids.data()},
+    };
+    try {
+      step.load_boxes(one_bad);
+      ADD_FAILURE() << "a box past the global extent was accepted";
+    } catch (const InvalidArgumentError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("step 0"), std::string::npos) << what;
+      EXPECT_NE(what.find("particles/e/id"), std::string::npos) << what;
+    }
+    EXPECT_EQ(untouched, std::vector<double>(kBoxRows * kBoxCols, -1.0));
+    step.release();
+    EXPECT_THROW(step.load_box("meshes/E/x", origin, whole, untouched.data()),
+                 InvalidArgumentError);
+    first.close();
+    second.close();
   }
 }
 
