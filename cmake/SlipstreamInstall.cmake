@@ -16,7 +16,9 @@ install(TARGETS slipstream slipstream_c slipstream_static slipstream_c_static
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The openPMD layer's headers go to a folder of their own (SlipstreamOpenPMDInstall.cmake).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN openPMD EXCLUDE)
 install(EXPORT slipstream-targets NAMESPACE slipstream:: DESTINATION ${SLIPSTREAM_CMAKE_DIR})
 
 # SmartRedis compatibility (libslipstream_smartredis: the C++ and C layers; headers in
@@ -69,6 +71,8 @@ install(EXPORT slipstream-training-targets NAMESPACE slipstream:: DESTINATION ${
 if(TARGET slipstream_train_mpi)
   install(TARGETS slipstream_train_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+
+include(${PROJECT_SOURCE_DIR}/cmake/SlipstreamOpenPMDInstall.cmake)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/slipstreamConfig.cmake.in
   ${PROJECT_BINARY_DIR}/cmake/slipstreamConfig.cmake INSTALL_DESTINATION ${SLIPSTREAM_CMAKE_DIR})

@@ -5,7 +5,7 @@ pic_stream_dump, stream_dump_test.sh).
   check_stream_dump.py FILE.h5 ECHO_PREFIX --steps 0,10,20 --ranks 2 [--cells 64] [--dt 0.1]
 
 - the root's and every iteration's required openPMD attributes, their types and values;
-- meshes/E, the electrons and samples/phase_space_field in every iteration, with their shapes,
+- meshes/E, the electrons and meshes/phase_space_samples in every iteration, with their shapes,
   dtypes and record attributes;
 - every element of the last iteration equals what the ranks wrote (ECHO_PREFIX<rank>.csv, from
   slipstream-pic --stream-echo), to the last bit;
@@ -141,7 +141,10 @@ def check_iteration(it, step, dt, cells, ranks, particles):
     constant(electrons["weighting"], LENGTH / particles, particles)
     attribute(electrons["weighting"], "macroWeighted", "i8", 1)
 
-    samples = it["samples/phase_space_field"]
+    samples = it["meshes/phase_space_samples"]
+    attribute(samples, "geometry", "str", "cartesian")
+    attribute(samples, "axisLabels", "str", ["sample", "column"])
+    attribute(samples, "unitDimension", "f8", [0.0] * 7)
     columns = X_BINS * V_BINS + cells
     rows = dataset(samples, "f4", (X_BINS, columns))
     for name, value in (("x_bins", X_BINS), ("v_bins", V_BINS), ("cells", cells),
@@ -164,7 +167,7 @@ def check_iteration(it, step, dt, cells, ranks, particles):
                f"{samples.name} row {r}: the input differs from the particles' phase space by "
                f"{worst:.3g} (largest value {scale:.3g})")
     return {"meshes/E/x": field, "particles/electrons/position/x": x,
-            "particles/electrons/momentum/x": v, "samples/phase_space_field": rows.ravel()}
+            "particles/electrons/momentum/x": v, "meshes/phase_space_samples": rows.ravel()}
 
 
 def check_echo(values, prefix, ranks, step):

@@ -4,7 +4,7 @@ working directory: this process's folder when the launcher runs it).
 
 What is learned (README.md, "Learning from the plasma"): the electric field E at the grid's cell
 centres from the electron phase-space density perturbation df(x, v) binned on a coarse grid, the
-two at the same time step. The stream's record "samples/phase_space_field" carries one sample per
+two at the same time step. The stream's mesh "meshes/phase_space_samples" carries one sample per
 row: df (x_bins * v_bins values, x-major), then E (cells values).
 
 Gauss's law is linear, so E scales with df: the model divides df by its rms, runs the network and
@@ -48,12 +48,12 @@ class Samples(torch.nn.Module):
 
     def forward(self, records: Dict[str, List[torch.Tensor]]) -> Tuple[torch.Tensor, torch.Tensor]:
         empty: List[torch.Tensor] = []
-        pieces = records.get("samples/phase_space_field", empty)
+        pieces = records.get("meshes/phase_space_samples", empty)
         if len(pieces) == 0:  # this trainer rank got other records of the step only
             return torch.zeros(0, self.inputs), torch.zeros(0, self.outputs)
         rows = torch.cat(pieces)
         if rows.dim() != 2 or rows.size(1) != self.inputs + self.outputs:
-            raise ValueError("samples/phase_space_field rows have the wrong number of columns "
+            raise ValueError("meshes/phase_space_samples rows have the wrong number of columns "
                              "for this model (models.py --x-bins/--v-bins/--cells)")
         df = rows[:, :self.inputs]
         scale = rms(df)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -13,15 +14,20 @@ namespace slipstream::pic {
 
 namespace {
 
-// openPMD's unitDimension: powers of length, mass, time, current, temperature, amount, intensity.
-const std::vector<double> kLength{1, 0, 0, 0, 0, 0, 0};
-const std::vector<double> kMomentum{1, 1, -1, 0, 0, 0, 0};
-const std::vector<double> kCharge{0, 0, 1, 1, 0, 0, 0};
-const std::vector<double> kMass{0, 1, 0, 0, 0, 0, 0};
-const std::vector<double> kElectricField{1, 1, -3, -1, 0, 0, 0};
-const std::vector<double> kNone(7, 0.0);
+using openPMD::UnitDimension;
+using Dimension = std::map<UnitDimension, double>;
 
-constexpr const char* kSamples = "samples/phase_space_field";
+// openPMD's unitDimension: powers of length, mass, time, current, temperature, amount, intensity.
+const Dimension kLength{{UnitDimension::L, 1}};
+const Dimension kMomentum{{UnitDimension::L, 1}, {UnitDimension::M, 1}, {UnitDimension::T, -1}};
+const Dimension kCharge{{UnitDimension::T, 1}, {UnitDimension::I, 1}};
+const Dimension kMass{{UnitDimension::M, 1}};
+const Dimension kElectricField{
+    {UnitDimension::L, 1}, {UnitDimension::M, 1}, {UnitDimension::T, -3}, {UnitDimension::I, -1}};
+const Dimension kNone{};
+
+// The training samples: a 2-D mesh of rows (samples) by columns (df, then E).
+constexpr const char* kSamples = "phase_space_samples";
 constexpr const char* kModelInput = "pic.phase_space";
 constexpr const char* kModelOutput = "pic.field";
 constexpr const char* kModelCsvHeader =
@@ -54,11 +60,15 @@ Coupling::Coupling(CouplingSettings settings, const Pic& pic, const Communicator
 
   if (!settings_.stream.name.empty()) {
     guarded(world_, "attaching to stream '" + settings_.stream.name + "'", [&] {
-      StreamWriterOptions writer_options;
-      writer_options.queue_limit = settings_.stream.queue_limit;
-      writer_options.expected_groups = settings_.stream.expected_groups;
-      writer_.emplace(options, settings_.stream.name, rank, ranks, writer_options);
-      if (rank == 0) set_stream_attributes(pic);
+      // The SST parameters an openPMD-api program would give, and where the server is.
+      const std::string config =
+          R"({"slipstream": {"address": ")" + settings_.address +
+          R"("}, "adios2": {"engine": {"parameters": {"QueueLimit": ")" +
+          std::to_string(settings_.stream.queue_limit) + R"(", "RendezvousReaderCount": ")" +
+          std::to_string(settings_.stream.expected_groups) + R"("}}}})";
+      series_.emplace(settings_.stream.name + ".sst", openPMD::Access::CREATE, config,
+                      static_cast<int>(rank), static_cast<int>(ranks), nullptr);
+      set_series_attributes();
     });
     shifts_ = sample_translations(rank, ranks, settings_.bins.x_bins);
     // Rows are numbered rank-major: rank r's come after those of ranks 0 .. r-1.
@@ -91,74 +101,89 @@ Coupling::Coupling(CouplingSettings settings, const Pic& pic, const Communicator
 
 Coupling::~Coupling() = default;
 
-// Stream-level attributes: the openPMD ones that do not change from step to step (readers and
-// `slipstream stream dump` see them in every step), sent once by rank 0.
-void Coupling::set_stream_attributes(const Pic& pic) {
-  const PicParameters& p = pic.parameters();
-  const auto particles = static_cast<std::int64_t>(p.particles());
-  StreamWriter& w = *writer_;
-  w.set_stream_attribute("/", "software", std::string("slipstream-pic"));
-  w.set_stream_attribute(
-      "/", "comment",
-      std::string("1D1V electrostatic PIC, two-stream instability, normalised units: time in "
-                  "1/omega_p, charge in e, mass in m_e, density in n0, eps0 = 1 (unitSI = 1 "
-                  "leaves values in these units)"));
+// The series' attributes (every rank sets the same: the stream takes them once).
+void Coupling::set_series_attributes() {
+  series_->setSoftware("slipstream-pic", "1.0");
+  series_->setComment(
+      "1D1V electrostatic PIC, two-stream instability, normalised units: time in 1/omega_p, "
+      "charge in e, mass in m_e, density in n0, eps0 = 1 (unitSI = 1 leaves values in these "
+      "units)");
+}
 
-  w.set_stream_attribute("meshes/E", "geometry", std::string("cartesian"));
-  w.set_stream_attribute("meshes/E", "dataOrder", std::string("C"));
-  w.set_stream_attribute("meshes/E", "axisLabels", std::vector<std::string>{"x"});
-  w.set_stream_attribute("meshes/E", "gridSpacing", std::vector<double>{pic.cell_size()});
-  w.set_stream_attribute("meshes/E", "gridGlobalOffset", std::vector<double>{0.0});
-  w.set_stream_attribute("meshes/E", "gridUnitSI", 1.0);
-  w.set_stream_attribute("meshes/E", "unitDimension", kElectricField);
-  w.set_stream_attribute("meshes/E", "timeOffset", 0.0);
-  w.set_stream_attribute("meshes/E/x", "unitSI", 1.0);
-  w.set_stream_attribute("meshes/E/x", "position", std::vector<double>{0.5});  // cell centres
+// An iteration's openPMD attributes and constant records; every rank sets the same.
+void Coupling::set_iteration_attributes(const Pic& pic, openPMD::Iteration& iteration) const {
+  const PicParameters& p = pic.parameters();
+  const std::uint64_t particles = p.particles();
+  iteration.setTime(pic.time()).setDt(p.dt).setTimeUnitSI(1.0);
+
+  openPMD::Mesh e = iteration.meshes["E"];
+  e.setGeometry(openPMD::Mesh::Geometry::cartesian);
+  e.setDataOrder(openPMD::Mesh::DataOrder::C);
+  e.setAxisLabels({"x"});
+  e.setGridSpacing(std::vector<double>{pic.cell_size()});
+  e.setGridGlobalOffset({0.0});
+  e.setGridUnitSI(1.0);
+  e.setUnitDimension(kElectricField);
+  e.setTimeOffset(0.0f);
+  e["x"].setUnitSI(1.0);
+  e["x"].setPosition(std::vector<double>{0.5});  // cell centres
+  e["x"].resetDataset(openPMD::Dataset(openPMD::Datatype::DOUBLE, {p.cells}));
 
   // One macro-particle stands for L / N_p electrons (per unit area); charge, mass and momentum are
   // a real electron's (macroWeighted 0), scaled by the weighting to the macro-particle's.
-  const std::string species = "particles/electrons/";
-  auto record = [&](const std::string& name, const std::vector<double>& dimension,
-                    double time_offset, std::int64_t macro_weighted, double weighting_power) {
-    w.set_stream_attribute(species + name, "unitDimension", dimension);
-    w.set_stream_attribute(species + name, "timeOffset", time_offset);
-    w.set_stream_attribute(species + name, "macroWeighted", macro_weighted);
-    w.set_stream_attribute(species + name, "weightingPower", weighting_power);
+  openPMD::ParticleSpecies electrons = iteration.particles["electrons"];
+  auto record = [&](const std::string& name, const Dimension& dimension, float time_offset,
+                    std::int64_t macro_weighted, double weighting_power) -> openPMD::Record& {
+    openPMD::Record& r = electrons[name];
+    r.setUnitDimension(dimension);
+    r.setTimeOffset(time_offset);
+    r.setAttribute("macroWeighted", macro_weighted);
+    r.setAttribute("weightingPower", weighting_power);
+    return r;
   };
-  auto constant = [&](const std::string& name, double value) {
-    w.set_stream_attribute(species + name, "value", value);
-    w.set_stream_attribute(species + name, "shape", std::vector<std::int64_t>{particles});
-    w.set_stream_attribute(species + name, "unitSI", 1.0);
+  auto constant = [&](openPMD::RecordComponent& component, double value) {
+    component.resetDataset(openPMD::Dataset(openPMD::Datatype::DOUBLE, {particles}));
+    component.makeConstant(value);
+    component.setUnitSI(1.0);
   };
-  record("position", kLength, 0.0, 0, 0.0);
-  w.set_stream_attribute(species + "position/x", "unitSI", 1.0);
-  // v is at t_{n-1/2} (leapfrog): half a step before the step's time.
-  record("momentum", kMomentum, -0.5 * p.dt, 0, 1.0);
-  w.set_stream_attribute(species + "momentum/x", "unitSI", 1.0);
-  record("charge", kCharge, 0.0, 0, 1.0);
-  constant("charge", -1.0);
-  record("mass", kMass, 0.0, 0, 1.0);
-  constant("mass", 1.0);
-  record("weighting", kNone, 0.0, 1, 1.0);
-  constant("weighting", p.length / static_cast<double>(p.particles()));
+  for (const char* name : {"position", "momentum"}) {
+    // v is at t_{n-1/2} (leapfrog): half a step before the step's time.
+    openPMD::Record& r = std::string(name) == "position"
+                             ? record(name, kLength, 0.0f, 0, 0.0)
+                             : record(name, kMomentum, static_cast<float>(-0.5 * p.dt), 0, 1.0);
+    r["x"].setUnitSI(1.0);
+    r["x"].resetDataset(openPMD::Dataset(openPMD::Datatype::DOUBLE, {particles}));
+  }
+  constant(record("charge", kCharge, 0.0f, 0, 1.0)[openPMD::RecordComponent::SCALAR], -1.0);
+  constant(record("mass", kMass, 0.0f, 0, 1.0)[openPMD::RecordComponent::SCALAR], 1.0);
+  constant(record("weighting", kNone, 0.0f, 1, 1.0)[openPMD::RecordComponent::SCALAR],
+           p.length / static_cast<double>(particles));
 
   const PhaseSpaceBins& b = settings_.bins;
-  w.set_stream_attribute(kSamples, "x_bins", static_cast<std::int64_t>(b.x_bins));
-  w.set_stream_attribute(kSamples, "v_bins", static_cast<std::int64_t>(b.v_bins));
-  w.set_stream_attribute(kSamples, "v_max", b.v_max);
-  w.set_stream_attribute(kSamples, "cells", static_cast<std::int64_t>(p.cells));
-  w.set_stream_attribute(kSamples, "input_columns", static_cast<std::int64_t>(b.size()));
-  w.set_stream_attribute(kSamples, "target_columns", static_cast<std::int64_t>(p.cells));
-  w.set_stream_attribute(
-      kSamples, "description",
+  openPMD::Mesh samples = iteration.meshes[kSamples];
+  samples.setAxisLabels({"sample", "column"});
+  samples.setGridSpacing(std::vector<double>{1.0, 1.0});
+  samples.setGridGlobalOffset({0.0, 0.0});
+  samples.setAttribute("x_bins", static_cast<std::int64_t>(b.x_bins));
+  samples.setAttribute("v_bins", static_cast<std::int64_t>(b.v_bins));
+  samples.setAttribute("v_max", b.v_max);
+  samples.setAttribute("cells", static_cast<std::int64_t>(p.cells));
+  samples.setAttribute("input_columns", static_cast<std::int64_t>(b.size()));
+  samples.setAttribute("target_columns", static_cast<std::int64_t>(p.cells));
+  samples.setAttribute(
+      "description",
       std::string("one sample per row: the electron phase-space density perturbation "
                   "df(x_bin, v_bin) (x-major, mean of f over the bins 1, x-average removed), then "
                   "E at the cell centres; row b of a step is the state translated by b x-bins"));
+  openPMD::MeshRecordComponent rows = samples[openPMD::RecordComponent::SCALAR];
+  rows.setPosition(std::vector<double>{0.0, 0.0});
+  rows.resetDataset(openPMD::Dataset(openPMD::Datatype::FLOAT,
+                                     {b.x_bins, sample_columns(b, p.cells)}));
 }
 
 void Coupling::after_step(const Pic& pic) {
   const std::size_t step = pic.step_count();
-  const bool stream = writer_.has_value() && due(step, settings_.stream.every);
+  const bool stream = series_.has_value() && due(step, settings_.stream.every);
   const bool model = !settings_.model.name.empty() && due(step, settings_.model.every);
   if (!stream && !model) return;
   // Every rank bins (a collective), whether or not it calls the model.
@@ -175,32 +200,26 @@ void Coupling::after_step(const Pic& pic) {
 void Coupling::publish(const Pic& pic, const std::vector<double>& perturbation) {
   const PicParameters& p = pic.parameters();
   const auto step = static_cast<std::int64_t>(pic.step_count());
-  const std::uint64_t cells = p.cells, particles = p.particles();
+  const std::uint64_t cells = p.cells;
   const std::size_t columns = sample_columns(settings_.bins, cells);
 
-  const auto waiting = std::chrono::steady_clock::now();
-  writer_->begin_step(step);  // waits while a blocking reader group is a queue behind
-  summary_.seconds_waiting +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
+  openPMD::Iteration iteration = series_->writeIterations()[static_cast<std::uint64_t>(step)];
+  set_iteration_attributes(pic, iteration);
 
-  // E is whole on every rank: rank 0 writes it, with the step's time.
+  // E is whole on every rank: rank 0 writes it. Stores borrow their buffers until the
+  // iteration is closed below, and on a stream that sends them without a copy.
   const auto field = pic.electric_field();
   if (world_.rank() == 0) {
-    const std::uint64_t global[] = {cells}, offset[] = {0};
-    writer_->put_chunk<double>("meshes/E/x", global, offset, global, field);
-    writer_->set_attribute("/", "time", pic.time());
-    writer_->set_attribute("/", "dt", p.dt);
-    writer_->set_attribute("/", "timeUnitSI", 1.0);
+    iteration.meshes["E"]["x"].storeChunkRaw(field.data(), {0}, {cells});
   }
 
-  // Each rank its own particles, at their global indices (borrowed until end_step: no copy).
+  // Each rank its own particles, at their global indices.
   const auto x = pic.positions(), v = pic.velocities();
   if (!x.empty()) {
-    const std::uint64_t global[] = {particles}, offset[] = {pic.particle_offset()},
-                        extent[] = {x.size()};
-    writer_->put_chunk<double>("particles/electrons/position/x", global, offset, extent, x);
+    openPMD::ParticleSpecies electrons = iteration.particles["electrons"];
+    electrons["position"]["x"].storeChunkRaw(x.data(), {pic.particle_offset()}, {x.size()});
     // Momentum of one electron, m_e v with m_e = 1: the velocities themselves.
-    writer_->put_chunk<double>("particles/electrons/momentum/x", global, offset, extent, v);
+    electrons["momentum"]["x"].storeChunkRaw(v.data(), {pic.particle_offset()}, {v.size()});
   }
 
   // The training samples: a row each, rank r the translations b = r, r + R, ... (whole rows per
@@ -212,16 +231,15 @@ void Coupling::publish(const Pic& pic, const std::vector<double>& perturbation) 
                  std::span(rows_).subspan(r * columns, columns));
   }
   if (rows > 0) {
-    const std::uint64_t global[] = {settings_.bins.x_bins, columns}, offset[] = {row_offset_, 0},
-                        extent[] = {rows, columns};
-    writer_->put_chunk<float>(kSamples, global, offset, extent, rows_);
+    iteration.meshes[kSamples][openPMD::RecordComponent::SCALAR].storeChunkRaw(
+        rows_.data(), {row_offset_, 0}, {rows, columns});
   }
 
-  if (!writer_->end_step()) {
-    std::cerr << "slipstream-pic: rank " << world_.rank() << ": step " << step
-              << " was not published: " << writer_->last_abort_reason() << '\n';
-    return;
-  }
+  // The step goes out here; while the readers are a queue behind, this waits for a slot.
+  const auto waiting = std::chrono::steady_clock::now();
+  iteration.close();
+  summary_.seconds_waiting +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
   ++summary_.steps_published;
   if (!settings_.stream.echo.empty()) {
     echo_.step = step;
@@ -315,8 +333,8 @@ void Coupling::call_model(const Pic& pic, const std::vector<double>& perturbatio
 }
 
 CouplingSummary Coupling::finish() {
-  if (writer_) {
-    guarded(world_, "closing stream '" + settings_.stream.name + "'", [&] { writer_->close(); });
+  if (series_) {
+    guarded(world_, "closing stream '" + settings_.stream.name + "'", [&] { series_->close(); });
   }
   if (!settings_.stream.echo.empty() && echo_.step >= 0) write_echo();
   if (csv_.is_open() && !csv_.flush()) throw CouplingError("cannot write " + settings_.model.csv);
@@ -338,7 +356,7 @@ void Coupling::write_echo() const {
         << echo_.momenta[i] << '\n';
   }
   for (std::size_t e = 0; e < echo_.rows.size(); ++e) {
-    out << echo_.step << ',' << kSamples << ',' << row_offset_ * echo_.columns + e << ','
+    out << echo_.step << ",meshes/" << kSamples << "," << row_offset_ * echo_.columns + e << ','
         << std::setprecision(9) << echo_.rows[e] << std::setprecision(17) << '\n';
   }
   if (!out.flush()) throw CouplingError("cannot write " + path);

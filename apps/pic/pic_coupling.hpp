@@ -17,7 +17,7 @@
 #include "phase_space.hpp"
 #include "pic.hpp"
 #include "slipstream/client.hpp"
-#include "slipstream/stream.hpp"
+#include "openPMD/openPMD.hpp"
 
 namespace slipstream::pic {
 
@@ -68,7 +68,7 @@ class CouplingError : public std::runtime_error {
 /// What the coupling did, for the summary rank 0 prints.
 struct CouplingSummary {
   std::size_t steps_published = 0;
-  double seconds_waiting = 0;  // in begin_step: the readers were a queue behind
+  double seconds_waiting = 0;  // closing iterations: mostly waiting while readers are a queue behind
   std::size_t model_calls = 0;
   std::uint64_t last_version = 0;
   double last_error = -1;  // -1: the trained model never ran
@@ -94,7 +94,8 @@ class Coupling {
   CouplingSummary finish();
 
  private:
-  void set_stream_attributes(const Pic& pic);
+  void set_series_attributes();
+  void set_iteration_attributes(const Pic& pic, openPMD::Iteration& iteration) const;
   void publish(const Pic& pic, const std::vector<double>& perturbation);
   void call_model(const Pic& pic, const std::vector<double>& perturbation);
   struct ModelRun {
@@ -109,7 +110,7 @@ class Coupling {
 
   CouplingSettings settings_;
   const Communicator& world_;
-  std::optional<StreamWriter> writer_;
+  std::optional<openPMD::Series> series_;  // the stream, written through the openPMD layer
   std::optional<Client> client_;     // rank 0, for model calls
   std::vector<std::size_t> shifts_;  // this rank's sample translations
   std::size_t row_offset_ = 0;       // the first of its sample rows in the step's record

@@ -220,6 +220,8 @@ class SLIPSTREAM_API StreamStep {
   /// is its rank for the strategy.
   const std::vector<std::uint32_t>& readers() const noexcept;
   std::uint32_t index() const noexcept;
+  /// The writers of the stream and their hosts (rank -> host), as the strategies see them.
+  const stream::RankTable& writers() const noexcept;
   const std::vector<StreamComponent>& components() const noexcept;
   /// The component called `name`, or nullptr.
   const StreamComponent* component(std::string_view name) const noexcept;

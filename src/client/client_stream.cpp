@@ -1128,6 +1128,7 @@ class StreamStep::Impl {
   std::shared_ptr<ReaderState> reader;
   std::int64_t number = -1;
   std::vector<std::uint32_t> readers;
+  stream::RankTable writers;
   std::uint32_t index = 0;
   std::vector<StreamComponent> components;
   std::vector<std::vector<std::int64_t>> chunk_ids;  // per component, parallel to its chunks
@@ -1293,7 +1294,8 @@ StreamNext StreamReader::next_step() {
   impl->mapped = std::move(mapped);
   impl->number = element(reply, 1, "step").integer;
   s.held = impl->number;
-  stream::RankTable readers, writers;
+  stream::RankTable readers;
+  stream::RankTable& writers = impl->writers;
   for (const Reply& r : element(reply, 2, "readers").elements) {
     const auto rank = static_cast<std::uint32_t>(element(r, 0, "reader rank").integer);
     readers.emplace(static_cast<std::uint32_t>(impl->readers.size()), element(r, 1, "host").string);
@@ -1372,6 +1374,8 @@ const StreamComponent* StreamStep::component(std::string_view name) const noexce
   }
   return nullptr;
 }
+const stream::RankTable& StreamStep::writers() const noexcept { return impl_->writers; }
+
 const std::vector<StreamAttribute>& StreamStep::attributes() const noexcept {
   return impl_->attributes;
 }

@@ -69,16 +69,6 @@ std::vector<T> converted(const Numbers& n, const std::string& name) {
   return out;
 }
 
-void write_raw(hid_t object, const std::string& name, hid_t type, bool is_array,
-               std::size_t count, const void* data) {
-  const hsize_t dims[1] = {count};
-  Handle space = is_array ? checked(H5Screate_simple(1, dims, nullptr), "dataspace")
-                          : checked(H5Screate(H5S_SCALAR), "dataspace");
-  Handle attribute = checked(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT,
-                                        H5P_DEFAULT),
-                             "cannot create attribute '" + name + "'");
-  check(H5Awrite(attribute, type, data), "cannot write attribute '" + name + "'");
-}
 
 template <typename T>
 void write_numbers(hid_t object, const std::string& name, hid_t type, const Numbers& n) {
@@ -102,37 +92,6 @@ void write_strings(hid_t object, const std::string& name, const std::vector<std:
 
 // Strings of a fixed-length string attribute: each ends at its first NUL (or, space-padded, at
 // its trailing spaces).
-std::vector<std::string> read_fixed_strings(hid_t attribute, hid_t file_type, std::size_t count) {
-  const std::size_t size = H5Tget_size(file_type);
-  Handle type = checked(H5Tcopy(file_type), "string type");
-  std::vector<char> buffer(size * count);
-  check(H5Aread(attribute, type, buffer.data()), "cannot read a string attribute");
-  const bool space_padded = H5Tget_strpad(file_type) == H5T_STR_SPACEPAD;
-  std::vector<std::string> out;
-  for (std::size_t k = 0; k < count; ++k) {
-    std::string s(buffer.data() + k * size, size);
-    s.resize(std::min(s.find('\0'), s.size()));
-    if (space_padded) s.erase(s.find_last_not_of(' ') + 1);
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-std::vector<std::string> read_variable_strings(hid_t attribute, hid_t file_type,
-                                               std::size_t count) {
-  Handle type = checked(H5Tcopy(H5T_C_S1), "string type");
-  check(H5Tset_size(type, H5T_VARIABLE), "string type");
-  // HDF5 converts no strings between character sets: read UTF-8 (h5py's default) as UTF-8.
-  check(H5Tset_cset(type, H5Tget_cset(file_type)), "string type");
-  std::vector<char*> pointers(count, nullptr);
-  check(H5Aread(attribute, type, pointers.data()), "cannot read a string attribute");
-  std::vector<std::string> out;
-  for (char* p : pointers) {
-    out.emplace_back(p != nullptr ? p : "");
-    H5free_memory(p);
-  }
-  return out;
-}
 
 // Enumerations (openPMD-api and h5py store booleans so) as the integers behind them.
 std::vector<std::int64_t> read_enum(hid_t attribute, hid_t file_type, std::size_t count) {
@@ -249,6 +208,65 @@ herr_t read_one(hid_t object, const char* name, const H5A_info_t*, void* data) {
 }
 
 }  // namespace
+
+void write_raw(hid_t object, const std::string& name, hid_t type, bool is_array,
+               std::size_t count, const void* data) {
+  const hsize_t dims[1] = {count};
+  Handle space = is_array ? checked(H5Screate_simple(1, dims, nullptr), "dataspace")
+                          : checked(H5Screate(H5S_SCALAR), "dataspace");
+  Handle attribute = checked(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT,
+                                        H5P_DEFAULT),
+                             "cannot create attribute '" + name + "'");
+  if (count == 0) return;  // an empty array: nothing to write (HDF5 refuses a null buffer)
+  check(H5Awrite(attribute, type, data), "cannot write attribute '" + name + "'");
+}
+
+std::vector<std::string> read_fixed_strings(hid_t attribute, hid_t file_type, std::size_t count) {
+  const std::size_t size = H5Tget_size(file_type);
+  Handle type = checked(H5Tcopy(file_type), "string type");
+  std::vector<char> buffer(size * count);
+  check(H5Aread(attribute, type, buffer.data()), "cannot read a string attribute");
+  const bool space_padded = H5Tget_strpad(file_type) == H5T_STR_SPACEPAD;
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < count; ++k) {
+    std::string s(buffer.data() + k * size, size);
+    s.resize(std::min(s.find('\0'), s.size()));
+    if (space_padded) s.erase(s.find_last_not_of(' ') + 1);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::string> read_variable_strings(hid_t attribute, hid_t file_type,
+                                               std::size_t count) {
+  Handle type = checked(H5Tcopy(H5T_C_S1), "string type");
+  check(H5Tset_size(type, H5T_VARIABLE), "string type");
+  // HDF5 converts no strings between character sets: read UTF-8 (h5py's default) as UTF-8.
+  check(H5Tset_cset(type, H5Tget_cset(file_type)), "string type");
+  std::vector<char*> pointers(count, nullptr);
+  check(H5Aread(attribute, type, pointers.data()), "cannot read a string attribute");
+  std::vector<std::string> out;
+  for (char* p : pointers) {
+    out.emplace_back(p != nullptr ? p : "");
+    H5free_memory(p);
+  }
+  return out;
+}
+
+namespace {
+herr_t collect_link(hid_t, const char* name, const H5L_info_t* info, void* data) {
+  static_cast<std::vector<Link>*>(data)->push_back({name, info->type == H5L_TYPE_HARD});
+  return 0;
+}
+}  // namespace
+
+std::vector<Link> links_of(hid_t group) {
+  std::vector<Link> links;
+  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &links),
+        "cannot list a group");
+  return links;
+}
+
 
 void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 

@@ -91,6 +91,29 @@ struct NamedAttribute {
 /// unread and described in `skipped`.
 std::vector<NamedAttribute> read_attributes(hid_t object, std::vector<std::string>& skipped);
 
+/// Creates attribute `name` of `object` (which must not have it) with `count` elements of `type`
+/// at `data`: a one-dimensional array when `is_array`, else a scalar.
+void write_raw(hid_t object, const std::string& name, hid_t type, bool is_array,
+               std::size_t count, const void* data);
+
+/// A fixed-length (NUL- or space-padded) and a variable-length string attribute of `count`
+/// strings, read as they are stored.
+std::vector<std::string> read_fixed_strings(hid_t attribute, hid_t file_type, std::size_t count);
+std::vector<std::string> read_variable_strings(hid_t attribute, hid_t file_type,
+                                               std::size_t count);
+
+/// How deep below an iteration a reader follows groups: meshes/E/x is 3, particle patches 5.
+inline constexpr int kMaxDepth = 16;
+
+/// A link of a group, and whether it is a hard link (the only kind the readers follow: a soft or
+/// external link could lead to other files).
+struct Link {
+  std::string name;
+  bool hard = false;
+};
+/// The links of `group`, in name order.
+std::vector<Link> links_of(hid_t group);
+
 /// True when `object` has an attribute `name`.
 bool has_attribute(hid_t object, const std::string& name);
 

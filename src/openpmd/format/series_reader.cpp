@@ -10,25 +10,6 @@
 namespace slipstream::openpmd {
 namespace {
 
-constexpr int kMaxDepth = 16;  // below an iteration: meshes/E/x is 3, particle patches 5
-
-struct Link {
-  std::string name;
-  bool hard = false;
-};
-
-herr_t collect_link(hid_t, const char* name, const H5L_info_t* info, void* data) {
-  static_cast<std::vector<Link>*>(data)->push_back({name, info->type == H5L_TYPE_HARD});
-  return 0;
-}
-
-std::vector<Link> links_of(hid_t group) {
-  std::vector<Link> links;
-  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &links),
-        "cannot list a group");
-  return links;
-}
-
 Handle open_file(const std::string& path) {
   return checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                  "cannot open '" + path + "' as an HDF5 file");

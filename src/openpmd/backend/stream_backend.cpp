@@ -1,0 +1,359 @@
+// The stream backend: a series on a Slipstream stream. Writing, an iteration is a step of one
+// writer rank (StreamWriter); reading, one reader of a group (StreamReader) takes the steps in
+// order, and loads any box of any component of the step it holds in one round trip per flush.
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "openPMD/Error.hpp"
+#include "openpmd/backend/backend.hpp"
+#include "openpmd/config.hpp"
+#include "slipstream/error.hpp"
+#include "slipstream/stream.hpp"
+
+namespace openPMD::internal {
+namespace {
+
+constexpr const char* kName = "SLIPSTREAM";
+
+slipstream::DType to_dtype(Datatype dtype, const std::string& path) {
+  using slipstream::DType;
+  switch (dtype) {
+    case Datatype::FLOAT: return DType::kFloat32;
+    case Datatype::DOUBLE: return DType::kFloat64;
+    case Datatype::CHAR:
+    case Datatype::SCHAR: return DType::kInt8;
+    case Datatype::UCHAR: return DType::kUInt8;
+    case Datatype::SHORT: return DType::kInt16;
+    case Datatype::USHORT: return DType::kUInt16;
+    case Datatype::INT: return DType::kInt32;
+    case Datatype::LONG:
+    case Datatype::LONGLONG: return DType::kInt64;
+    case Datatype::BOOL: return DType::kBool;
+    default:
+      throw error::OperationUnsupportedInBackend(
+          kName, "'" + path + "' is " + datatypeToString(dtype) +
+                     ", which a stream cannot carry yet (it carries FLOAT, DOUBLE, CHAR, SCHAR, "
+                     "UCHAR, SHORT, USHORT, INT, LONG, LONGLONG and BOOL datasets)");
+  }
+}
+
+Datatype from_dtype(slipstream::DType dtype) {
+  using slipstream::DType;
+  switch (dtype) {
+    case DType::kFloat32: return Datatype::FLOAT;
+    case DType::kFloat64: return Datatype::DOUBLE;
+    case DType::kInt8: return Datatype::SCHAR;
+    case DType::kInt16: return Datatype::SHORT;
+    case DType::kInt32: return Datatype::INT;
+    case DType::kInt64: return Datatype::LONG;
+    case DType::kUInt8: return Datatype::UCHAR;
+    case DType::kUInt16: return Datatype::USHORT;
+    case DType::kBool: return Datatype::BOOL;
+  }
+  return Datatype::UNDEFINED;
+}
+
+// A stream attribute holds strings, 64-bit integers and doubles, and arrays of them.
+slipstream::AttributeValue to_stream(const Attribute& attribute, const std::string& where) {
+  return std::visit(
+      [&](const auto& value) -> slipstream::AttributeValue {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return value;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return value;
+        } else if constexpr (std::is_same_v<T, std::array<double, 7>>) {
+          return std::vector<double>(value.begin(), value.end());
+        } else if constexpr (std::is_integral_v<T>) {
+          return static_cast<std::int64_t>(value);
+        } else if constexpr (std::is_floating_point_v<T>) {
+          return static_cast<double>(value);
+        } else if constexpr (std::is_same_v<T, std::vector<char>> ||
+                             std::is_same_v<T, std::vector<signed char>> ||
+                             std::is_same_v<T, std::vector<unsigned char>> ||
+                             std::is_same_v<T, std::vector<short>> ||
+                             std::is_same_v<T, std::vector<unsigned short>> ||
+                             std::is_same_v<T, std::vector<int>> ||
+                             std::is_same_v<T, std::vector<unsigned int>> ||
+                             std::is_same_v<T, std::vector<long>> ||
+                             std::is_same_v<T, std::vector<unsigned long>> ||
+                             std::is_same_v<T, std::vector<long long>> ||
+                             std::is_same_v<T, std::vector<unsigned long long>>) {
+          return std::vector<std::int64_t>(value.begin(), value.end());
+        } else if constexpr (std::is_same_v<T, std::vector<float>> ||
+                             std::is_same_v<T, std::vector<double>> ||
+                             std::is_same_v<T, std::vector<long double>>) {
+          return std::vector<double>(value.begin(), value.end());
+        } else {
+          throw error::OperationUnsupportedInBackend(
+              kName, "attribute '" + where + "' is " + datatypeToString(attribute.dtype) +
+                         ", which a stream cannot carry (complex attributes)");
+        }
+      },
+      attribute.getResource());
+}
+
+Attribute from_stream(const slipstream::AttributeValue& value) {
+  return std::visit(
+      [](const auto& held) -> Attribute {
+        using T = std::decay_t<decltype(held)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          return Attribute(static_cast<long>(held));
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+          return Attribute(std::vector<long>(held.begin(), held.end()));
+        } else {
+          return Attribute(held);
+        }
+      },
+      value);
+}
+
+std::string stream_path(const std::string& path) { return path.empty() ? "/" : path; }
+
+class StreamBackend final : public Backend {
+ public:
+  StreamBackend(const BackendTarget& target, const SeriesConfig& config) : target_(target) {
+    slipstream::ClientOptions client;
+    client.address = config.address;
+    const auto rank = static_cast<std::uint32_t>(target.rank);
+    const auto size = static_cast<std::uint32_t>(target.size);
+    if (target.access == Access::READ_WRITE || target.access == Access::APPEND) {
+      throw error::OperationUnsupportedInBackend(
+          kName, "series '" + target.path + "': a stream is written (CREATE) or read "
+                 "(READ_LINEAR, READ_ONLY), not appended to");
+    }
+    if (target.encoding == IterationEncoding::fileBased) {
+      throw error::WrongAPIUsage("series '" + target.path + "': a stream has no file-based encoding");
+    }
+    if (target.access == Access::CREATE) {
+      slipstream::StreamWriterOptions options;
+      if (config.queue_limit) options.queue_limit = *config.queue_limit;
+      // SST's RendezvousReaderCount defaults to 1: the writers keep their steps for the first
+      // reader group instead of dropping those that no group wants yet.
+      options.expected_groups = config.expected_groups ? *config.expected_groups : 1;
+      writer_.emplace(client, target.name, rank, size, options);
+    } else {
+      slipstream::StreamReaderOptions options;
+      if (config.discard && *config.discard) {
+        options.policy = slipstream::StreamReaderOptions::Policy::kDiscard;
+      }
+      if (!config.strategy.empty()) options.strategy = config.strategy;
+      const std::string group = config.group.empty() ? "openpmd" : config.group;
+      reader_.emplace(client, target.name, group, rank, size, options);
+    }
+  }
+
+  ~StreamBackend() override {
+    try {
+      close();
+    } catch (const std::exception& e) {
+      std::cerr << "openPMD: closing stream '" << target_.name << "': " << e.what() << "\n";
+    }
+  }
+
+  std::string name() const override { return kName; }
+
+  void open_iteration(std::uint64_t index) override {
+    if (open_ == index) return;
+    if (open_) {
+      throw error::WrongAPIUsage("series '" + target_.path + "': a stream writes one iteration "
+                                 "at a time; close iteration " + std::to_string(*open_) +
+                                 " before writing iteration " + std::to_string(index));
+    }
+    writer().begin_step(static_cast<std::int64_t>(index));
+    open_ = index;
+    datasets_.clear();
+  }
+
+  void define_dataset(std::uint64_t, const std::string& path, Datatype dtype,
+                      const Extent&) override {
+    to_dtype(dtype, path);  // refused now rather than at the first chunk
+  }
+
+  void write_chunks(std::uint64_t, const std::vector<ChunkStore>& chunks,
+                    bool until_close) override {
+    for (const ChunkStore& chunk : chunks) {
+      const slipstream::DType dtype = to_dtype(chunk.dtype, chunk.path);
+      std::uint64_t elements = 1;
+      for (std::uint64_t size : chunk.extent) elements *= size;
+      const std::size_t bytes = static_cast<std::size_t>(elements) * toBytes(chunk.dtype);
+      if (until_close) {
+        writer().put_chunk(chunk.path, dtype, chunk.global_extent, chunk.offset, chunk.extent,
+                           chunk.data, bytes);
+      } else {
+        // The caller may reuse its buffer once the flush returns: copy into the step's memory.
+        std::span<std::byte> region =
+            writer().loan_chunk(chunk.path, dtype, chunk.global_extent, chunk.offset, chunk.extent);
+        std::memcpy(region.data(), chunk.data, bytes);
+      }
+    }
+  }
+
+  void* loan_chunk(std::uint64_t, const ChunkStore& chunk) override {
+    return writer()
+        .loan_chunk(chunk.path, to_dtype(chunk.dtype, chunk.path), chunk.global_extent,
+                    chunk.offset, chunk.extent)
+        .data();
+  }
+
+  void write_attributes(std::optional<std::uint64_t> index,
+                        const std::vector<AttributeEntry>& attributes) override {
+    for (const AttributeEntry& entry : attributes) {
+      slipstream::AttributeValue value = to_stream(entry.value, stream_path(entry.path) + "@" + entry.name);
+      if (index) {
+        writer().set_attribute(stream_path(entry.path), entry.name, std::move(value));
+      } else {
+        writer().set_stream_attribute(stream_path(entry.path), entry.name, std::move(value));
+      }
+    }
+  }
+
+  void close_iteration(std::uint64_t index) override {
+    if (open_ != index) return;
+    open_.reset();
+    if (!writer().end_step()) {
+      std::cerr << "openPMD: stream '" << target_.name << "': iteration " << index
+                << " was aborted for every reader: " << writer().last_abort_reason() << "\n";
+    }
+  }
+
+  std::vector<std::uint64_t> iterations() override {
+    throw error::OperationUnsupportedInBackend(
+        kName, "series '" + target_.path + "': a stream's iterations are read in order "
+               "(readIterations(), snapshots()), not by random access");
+  }
+
+  IterationLayout read_iteration(std::uint64_t index) override {
+    throw error::OperationUnsupportedInBackend(
+        kName, "series '" + target_.path + "': iteration " + std::to_string(index) +
+                   " by random access; read a stream with readIterations()");
+  }
+
+  std::optional<IterationLayout> next_iteration() override {
+    if (!reader_) throw error::WrongAPIUsage("series '" + target_.path + "' is not read");
+    step_.reset();
+    for (;;) {
+      slipstream::StreamNext next = reader_->next_step();
+      switch (next.kind) {
+        case slipstream::StreamNext::Kind::kEnd:
+          return std::nullopt;
+        case slipstream::StreamNext::Kind::kTimeout:
+          throw error::ReadError(error::ReadError::AffectedObject::Group,
+                                 error::ReadError::Reason::Inaccessible, std::string(kName),
+                                 "series '" + target_.path + "': no step arrived in time");
+        case slipstream::StreamNext::Kind::kSkipped:
+          std::cerr << "openPMD: stream '" << target_.name << "': iteration "
+                    << next.skipped_step << " was aborted by its writers and is skipped: "
+                    << next.reason << "\n";
+          continue;
+        case slipstream::StreamNext::Kind::kStep:
+          break;
+      }
+      step_.emplace(std::move(*next.step));
+      return layout_of(*step_);
+    }
+  }
+
+  std::vector<AttributeEntry> series_attributes() override { return root_; }
+
+  void read_chunks(std::uint64_t index, const std::vector<ChunkLoad>& loads) override {
+    if (!step_ || step_->number() != static_cast<std::int64_t>(index)) {
+      throw error::WrongAPIUsage("series '" + target_.path + "': iteration " +
+                                 std::to_string(index) + " is no longer held (a stream keeps "
+                                 "only the step being read)");
+    }
+    std::vector<slipstream::StreamBox> boxes;
+    boxes.reserve(loads.size());
+    for (const ChunkLoad& load : loads) {
+      boxes.push_back({load.path, load.offset, load.extent, load.destination});
+    }
+    try {
+      step_->load_boxes(boxes);
+    } catch (const slipstream::Error& e) {
+      throw error::ReadError(error::ReadError::AffectedObject::Dataset,
+                             error::ReadError::Reason::CannotRead, std::string(kName),
+                             "series '" + target_.path + "', iteration " + std::to_string(index) +
+                                 ": " + e.what());
+    }
+  }
+
+  void release_iteration(std::uint64_t index) override {
+    if (step_ && step_->number() == static_cast<std::int64_t>(index)) {
+      step_->release();
+      step_.reset();
+    }
+  }
+
+  chunk_assignment::RankMeta writer_ranks() override {
+    chunk_assignment::RankMeta table;
+    if (step_) {
+      for (const auto& [rank, host] : step_->writers()) table.emplace(rank, host);
+    }
+    return table;
+  }
+
+  void close() override {
+    if (writer_) {
+      if (open_) close_iteration(*open_);
+      writer_->close();
+      writer_.reset();
+    }
+    step_.reset();
+    reader_.reset();
+  }
+
+ private:
+  slipstream::StreamWriter& writer() {
+    if (!writer_) throw error::WrongAPIUsage("series '" + target_.path + "' is not written");
+    return *writer_;
+  }
+
+  IterationLayout layout_of(const slipstream::StreamStep& step) {
+    IterationLayout layout;
+    layout.index = static_cast<std::uint64_t>(step.number());
+    for (const slipstream::StreamComponent& component : step.components()) {
+      ComponentLayout out;
+      out.path = component.name;
+      out.dtype = from_dtype(component.dtype);
+      out.extent = component.global_extent;
+      for (const slipstream::stream::Chunk& chunk : component.chunks) {
+        out.chunks.emplace_back(chunk.offset, chunk.extent, chunk.source_rank);
+      }
+      layout.components.push_back(std::move(out));
+    }
+    root_.clear();
+    for (const slipstream::StreamAttribute& attribute : step.attributes()) {
+      std::string path = attribute.path == "/" ? "" : attribute.path;
+      AttributeEntry entry{std::move(path), attribute.name, from_stream(attribute.value)};
+      if (attribute.step < 0) {
+        root_.push_back(std::move(entry));
+      } else {
+        layout.attributes.push_back(std::move(entry));
+      }
+    }
+    return layout;
+  }
+
+  BackendTarget target_;
+  std::optional<slipstream::StreamWriter> writer_;
+  std::optional<std::uint64_t> open_;
+  std::vector<std::string> datasets_;
+  std::optional<slipstream::StreamReader> reader_;
+  std::optional<slipstream::StreamStep> step_;
+  std::vector<AttributeEntry> root_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_stream_backend(const BackendTarget& target,
+                                             const SeriesConfig& config) {
+  return std::make_unique<StreamBackend>(target, config);
+}
+
+}  // namespace openPMD::internal

@@ -1,0 +1,256 @@
+// The flush: the queued stores, loads and attributes of an iteration become backend calls, in
+// one batch per iteration, with the standard's required attributes filled in where the writer
+// left them out.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "openPMD/Error.hpp"
+#include "openPMD/Iteration.hpp"
+#include "openpmd/dataset_types.hpp"
+#include "openpmd/series_state.hpp"
+
+namespace openPMD::internal {
+namespace {
+
+bool is_component(Kind kind) {
+  return kind == Kind::kRecordComponent || kind == Kind::kMeshComponent ||
+         kind == Kind::kPatchComponent;
+}
+
+void set_default(Node& node, const std::string& name, Attribute value) {
+  if (node.attributes.count(name) == 0) {
+    node.attributes.emplace(name, std::move(value));
+    node.dirty.insert(name);
+  }
+}
+
+// The dimensionality of a mesh: that of its first component with a dataset.
+std::size_t mesh_dimensions(const Node& mesh) {
+  for (const auto& [name, child] : mesh.child_nodes) {
+    if (child->component.has_extent) return child->component.extent.size();
+  }
+  return 0;
+}
+
+// The standard's required attributes that the writer did not set (openPMD 1.1.0).
+void fill_defaults(Node& node) {
+  switch (node.kind) {
+    case Kind::kIteration:
+      set_default(node, "time", 0.0);
+      set_default(node, "dt", 1.0);
+      set_default(node, "timeUnitSI", 1.0);
+      break;
+    case Kind::kMesh: {
+      const std::size_t dims = mesh_dimensions(node);
+      set_default(node, "geometry", std::string("cartesian"));
+      set_default(node, "dataOrder", std::string("C"));
+      std::vector<std::string> labels;
+      static const char* const kNames[] = {"x", "y", "z"};
+      for (std::size_t d = 0; d < dims; ++d) {
+        labels.push_back(dims <= 3 ? kNames[d + (3 - dims) * 0] : "d" + std::to_string(d));
+      }
+      if (dims > 0) {
+        set_default(node, "axisLabels", labels);
+        set_default(node, "gridSpacing", std::vector<double>(dims, 1.0));
+        set_default(node, "gridGlobalOffset", std::vector<double>(dims, 0.0));
+      }
+      set_default(node, "gridUnitSI", 1.0);
+      set_default(node, "unitDimension", std::array<double, 7>{});
+      set_default(node, "timeOffset", 0.0f);
+      break;
+    }
+    case Kind::kRecord:
+      set_default(node, "unitDimension", std::array<double, 7>{});
+      set_default(node, "timeOffset", 0.0f);
+      break;
+    case Kind::kPatchRecord:
+      set_default(node, "unitDimension", std::array<double, 7>{});
+      break;
+    case Kind::kMeshComponent:
+      if (node.component.has_extent) {
+        set_default(node, "position", std::vector<double>(node.component.extent.size(), 0.0));
+      }
+      set_default(node, "unitSI", 1.0);
+      break;
+    case Kind::kRecordComponent:
+    case Kind::kPatchComponent:
+      set_default(node, "unitSI", 1.0);
+      break;
+    default:
+      break;
+  }
+}
+
+// Every node below `node`, depth first, with its path.
+void walk(const std::shared_ptr<Node>& node, std::vector<std::shared_ptr<Node>>& out) {
+  out.push_back(node);
+  for (const auto& [name, child] : node->child_nodes) walk(child, out);
+}
+
+// A constant's value as `dtype` bytes, for a load of a constant component.
+std::vector<std::byte> constant_bytes(const Attribute& value, Datatype dtype) {
+  return with_dataset_type(dtype, "a constant", [&](auto* tag) {
+    const auto typed = value.get<std::remove_pointer_t<decltype(tag)>>();
+    std::vector<std::byte> bytes(sizeof(typed));
+    std::memcpy(bytes.data(), &typed, sizeof(typed));
+    return bytes;
+  });
+}
+
+std::vector<AttributeEntry> take_dirty(Node& node, const std::string& path) {
+  std::vector<AttributeEntry> entries;
+  for (const std::string& name : node.dirty) {
+    auto found = node.attributes.find(name);
+    if (found != node.attributes.end()) entries.push_back({path, name, found->second});
+  }
+  node.dirty.clear();
+  return entries;
+}
+
+}  // namespace
+
+void SeriesState::flush_root() {
+  std::vector<AttributeEntry> entries = take_dirty(*root, "");
+  if (!entries.empty()) backend->write_attributes(std::nullopt, entries);
+}
+
+void SeriesState::flush_all(bool closing) {
+  if (closed || !backend) return;
+  std::vector<std::shared_ptr<Node>> open;
+  for (const auto& [name, node] : iterations->node()->child_nodes) {
+    if (!node->closed) open.push_back(node);
+  }
+  for (const std::shared_ptr<Node>& node : open) flush_iteration(*node, closing);
+  if (!reading()) flush_root();
+}
+
+void SeriesState::flush_iteration(Node& iteration, bool closing) {
+  if (iteration.closed) return;
+  std::shared_ptr<Node> self;
+  for (const auto& [name, node] : iterations->node()->child_nodes) {
+    if (node.get() == &iteration) self = node;
+  }
+  if (!self) throw error::Internal("an iteration missing from its series");
+  std::vector<std::shared_ptr<Node>> nodes;
+  walk(self, nodes);
+  const std::uint64_t index = iteration.index;
+
+  if (reading()) {
+    std::vector<ChunkLoad> loads;
+    for (const std::shared_ptr<Node>& node : nodes) {
+      ComponentState& state = node->component;
+      for (QueuedLoad& load : state.loads) {
+        if (RecordComponent::elementCount(load.extent) == 0) continue;
+        if (state.constant) {
+          std::vector<std::byte> value = constant_bytes(node->attributes.at("value"), state.dtype);
+          const std::uint64_t count = RecordComponent::elementCount(load.extent);
+          auto* out = static_cast<std::byte*>(load.data.get());
+          for (std::uint64_t i = 0; i < count; ++i) {
+            std::memcpy(out + i * value.size(), value.data(), value.size());
+          }
+          continue;
+        }
+        loads.push_back({path_in_iteration(node), state.dtype, load.offset, load.extent,
+                         load.data.get()});
+      }
+    }
+    if (!loads.empty()) backend->read_chunks(index, loads);
+    for (const std::shared_ptr<Node>& node : nodes) node->component.loads.clear();
+    if (closing) {
+      backend->release_iteration(index);
+      iteration.closed = true;
+    }
+    return;
+  }
+
+  backend->open_iteration(index);
+  iteration.written = true;
+  // The root's paths for meshes and particles, once an iteration has some.
+  for (const std::shared_ptr<Node>& node : nodes) {
+    if (node->kind == Kind::kMeshes && !node->child_nodes.empty()) {
+      set_default(*root, "meshesPath", std::string("meshes/"));
+    }
+    if (node->kind == Kind::kParticles && !node->child_nodes.empty()) {
+      set_default(*root, "particlesPath", std::string("particles/"));
+    }
+  }
+  flush_root();
+
+  std::vector<ChunkStore> stores;
+  std::vector<AttributeEntry> attributes;
+  for (const std::shared_ptr<Node>& node : nodes) {
+    fill_defaults(*node);
+    const std::string path = path_in_iteration(node);
+    if (is_component(node->kind)) {
+      ComponentState& state = node->component;
+      if (state.constant) {
+        std::vector<unsigned long> shape(state.extent.begin(), state.extent.end());
+        auto found = node->attributes.find("shape");
+        if (found == node->attributes.end() || found->second.get<std::vector<unsigned long>>() != shape) {
+          node->attributes.insert_or_assign("shape", Attribute(std::move(shape)));
+          node->dirty.insert("shape");
+        }
+      } else if (state.has_extent && !state.defined) {
+        backend->define_dataset(index, path, state.dtype, state.extent);
+        state.defined = true;
+      }
+      for (const QueuedStore& store : state.stores) {
+        if (store.loaned || RecordComponent::elementCount(store.extent) == 0) continue;
+        stores.push_back({path, state.dtype, state.extent, store.offset, store.extent,
+                          store.data.get()});
+      }
+    }
+    std::vector<AttributeEntry> mine = take_dirty(*node, path);
+    attributes.insert(attributes.end(), std::make_move_iterator(mine.begin()),
+                      std::make_move_iterator(mine.end()));
+    node->written = true;
+  }
+  if (!stores.empty()) backend->write_chunks(index, stores, closing);
+  if (!attributes.empty()) backend->write_attributes(index, attributes);
+  if (closing) {
+    backend->close_iteration(index);
+    iteration.closed = true;
+    // The buffers lent or kept for the step are given back now.
+    for (const std::shared_ptr<Node>& node : nodes) node->component.stores.clear();
+  } else {
+    for (const std::shared_ptr<Node>& node : nodes) {
+      auto& queued = node->component.stores;
+      queued.erase(std::remove_if(queued.begin(), queued.end(),
+                                  [](const QueuedStore& store) { return !store.loaned; }),
+                   queued.end());
+    }
+  }
+}
+
+void* SeriesState::loan(Node& component, const Offset& offset, const Extent& extent) {
+  std::shared_ptr<Node> self;
+  for (std::shared_ptr<Node> at = component.parent.lock(); at; at = at->parent.lock()) {
+    if (at->kind == Kind::kIteration) {
+      self = at;
+      break;
+    }
+  }
+  if (!self) return nullptr;
+  // The component's own shared_ptr, found through its parent.
+  std::shared_ptr<Node> node;
+  if (std::shared_ptr<Node> parent = component.parent.lock()) {
+    auto found = parent->child_nodes.find(component.name);
+    if (found != parent->child_nodes.end()) node = found->second;
+  }
+  if (!node) return nullptr;
+  backend->open_iteration(self->index);
+  self->written = true;
+  ComponentState& state = component.component;
+  const std::string path = path_in_iteration(node);
+  if (!state.defined) {
+    backend->define_dataset(self->index, path, state.dtype, state.extent);
+    state.defined = true;
+  }
+  return backend->loan_chunk(self->index, {path, state.dtype, state.extent, offset, extent, nullptr});
+}
+
+}  // namespace openPMD::internal

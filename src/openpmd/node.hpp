@@ -1,0 +1,98 @@
+// The state behind every handle of the data model (openPMD::Attributable and its subclasses):
+// one Node per object of a series, with its attributes, its place in the tree, and for record
+// components the dataset and the stores and loads queued until the next flush.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "openPMD/Attribute.hpp"
+#include "openPMD/Dataset.hpp"
+#include "openPMD/RecordComponent.hpp"
+
+namespace openPMD::internal {
+
+struct SeriesState;
+
+/// What an object is, which decides its path segment and its default attributes.
+enum class Kind {
+  kDetached,
+  kSeries,
+  kIterations,
+  kIteration,
+  kMeshes,
+  kParticles,
+  kMesh,
+  kMeshComponent,
+  kSpecies,
+  kRecord,
+  kRecordComponent,
+  kPatches,
+  kPatchRecord,
+  kPatchComponent,
+};
+
+/// A store queued by storeChunk: the bytes at `data` (kept alive by it) go to the box at
+/// `offset` with `extent`.
+struct QueuedStore {
+  Offset offset;
+  Extent extent;
+  std::shared_ptr<const void> data;
+  bool loaned = false;  ///< a buffer the backend lent (filled in place, nothing to send)
+};
+
+/// A load queued by loadChunk.
+struct QueuedLoad {
+  Offset offset;
+  Extent extent;
+  std::shared_ptr<void> data;
+};
+
+/// A record component's data: its dataset, constant value, what is queued, and (reading) the
+/// chunks the writers wrote.
+struct ComponentState {
+  Datatype dtype = Datatype::UNDEFINED;
+  Extent extent;
+  bool has_extent = false;
+  bool constant = false;
+  bool defined = false;  ///< the dataset was declared to the backend in this iteration
+  std::vector<QueuedStore> stores;
+  std::vector<QueuedLoad> loads;
+  ChunkTable chunks;  ///< reading: what was written
+};
+
+struct Node {
+  Kind kind = Kind::kDetached;
+  std::string name;  ///< the key in its parent ("E", "x", "\vScalar", "100")
+  std::weak_ptr<Node> parent;
+  std::weak_ptr<SeriesState> series;
+  std::map<std::string, Attribute> attributes;
+  std::set<std::string> dirty;     ///< attributes set since the last flush
+  std::shared_ptr<void> children;  ///< the Container's typed map
+  std::map<std::string, std::shared_ptr<Node>> child_nodes;  ///< the same children, untyped
+  ComponentState component;
+  bool closed = false;  ///< iterations: closed by Iteration::close
+  bool written = false;  ///< something of it reached the backend
+  std::uint64_t index = 0;  ///< iterations: their index
+};
+
+/// The series `node` belongs to; throws error::WrongAPIUsage when it has none (a default
+/// Series, or a handle that outlived its series).
+std::shared_ptr<SeriesState> series_of(const Node& node);
+/// The iteration node above `node` (or itself), or nullptr.
+std::shared_ptr<Node> iteration_of(const std::shared_ptr<Node>& node);
+/// The path of `node` below its iteration ("meshes/E/x"; a SCALAR component: its record's
+/// path; "" for the iteration itself), with the series' meshesPath and particlesPath.
+std::string path_in_iteration(const std::shared_ptr<Node>& node);
+/// "series 'name', iteration 100, component 'meshes/E/x'" for messages.
+std::string describe(const std::shared_ptr<Node>& node);
+
+/// Sets `node`'s kind (called by the constructors of the handles, most derived last).
+void become(Node& node, Kind kind);
+
+}  // namespace openPMD::internal
