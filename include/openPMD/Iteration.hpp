@@ -43,8 +43,7 @@ class SLIPSTREAM_API Iteration : public Attributable {
 
   /// Ends the iteration: its queued stores and loads are done (when `flush`), and it can no
   /// longer be changed. On a stream this ends the writer's step, or releases the reader's.
-  /// Closing an iteration twice is allowed (the second does nothing); writing to a closed one
-  /// throws error::WrongAPIUsage.
+  /// Closing an iteration twice, or writing to a closed one, throws error::WrongAPIUsage.
   Iteration& close(bool flush = true);
   /// Opens a closed-for-now iteration of a file series again (a stream's steps cannot reopen).
   Iteration& open();

@@ -429,7 +429,11 @@ Iteration& Iteration::setTimeUnitSI(double unit) {
 }
 Iteration& Iteration::close(bool) {
   std::shared_ptr<internal::SeriesState> series = internal::series_of(*node_);
-  if (!node_->closed) series->flush_iteration(*node_, true);
+  if (node_->closed) {
+    throw error::WrongAPIUsage("Iteration::close: " + internal::describe(node_) +
+                               " was closed already");
+  }
+  series->flush_iteration(*node_, true);
   return *this;
 }
 Iteration& Iteration::open() {

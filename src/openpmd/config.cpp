@@ -150,6 +150,12 @@ SeriesConfig parse_config(const std::string& options) {
           config.strategy = as_text(setting, where);
         } else if (item == "step_distribution") {
           config.step_distribution = lower(as_text(setting, where));
+        } else if (item == "on_aborted_step") {
+          config.on_aborted_step = lower(as_text(setting, where));
+          if (config.on_aborted_step != "skip" && config.on_aborted_step != "throw") {
+            throw error::BackendConfigSchema(where, "expected \"skip\" or \"throw\", not '" +
+                                                        as_text(setting, where) + "'");
+          }
         } else {
           config.warnings.push_back("unknown key 'slipstream." + item + "' (ignored)");
         }

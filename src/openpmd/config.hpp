@@ -24,6 +24,9 @@ struct SeriesConfig {
   /// Step distribution across the readers of a group: "all" (every reader a share of every
   /// step, the default).
   std::string step_distribution;
+  /// What a reader does with a step its writers aborted (one of them failed mid-step): "skip"
+  /// (the default: say so on stderr and go on with the next) or "throw" (error::ReadError).
+  std::string on_aborted_step = "skip";
 
   // SST parameters (adios2.engine.parameters) that mean something here.
   std::optional<std::size_t> queue_limit;         ///< QueueLimit

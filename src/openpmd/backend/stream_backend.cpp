@@ -1,6 +1,7 @@
 // The stream backend: a series on a Slipstream stream. Writing, an iteration is a step of one
 // writer rank (StreamWriter); reading, one reader of a group (StreamReader) takes the steps in
 // order, and loads any box of any component of the step it holds in one round trip per flush.
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -144,6 +145,11 @@ class StreamBackend final : public Backend {
         options.policy = slipstream::StreamReaderOptions::Policy::kDiscard;
       }
       if (!config.strategy.empty()) options.strategy = config.strategy;
+      // OpenTimeoutSecs bounds the wait for the first step; later waits that time out are
+      // simply waited again (next_iteration).
+      if (config.open_timeout) options.next_timeout = *config.open_timeout;
+      open_timeout_ = config.open_timeout;
+      throw_on_aborted_ = config.on_aborted_step == "throw";
       const std::string group = config.group.empty() ? "openpmd" : config.group;
       reader_.emplace(client, target.name, group, rank, size, options);
     }
@@ -244,11 +250,23 @@ class StreamBackend final : public Backend {
         case slipstream::StreamNext::Kind::kEnd:
           return std::nullopt;
         case slipstream::StreamNext::Kind::kTimeout:
-          throw error::ReadError(error::ReadError::AffectedObject::Group,
-                                 error::ReadError::Reason::Inaccessible, std::string(kName),
-                                 "series '" + target_.path + "': no step arrived in time");
+          if (first_step_seen_) continue;
+          throw error::ReadError(
+              error::ReadError::AffectedObject::Group, error::ReadError::Reason::Inaccessible,
+              std::string(kName),
+              "series '" + target_.path + "': no step arrived within OpenTimeoutSecs (" +
+                  std::to_string(open_timeout_ ? open_timeout_->count() / 1000 : 0) +
+                  " s): is the writer running, and writing stream '" + target_.name + "'?");
         case slipstream::StreamNext::Kind::kSkipped:
-          std::cerr << "openPMD: stream '" << target_.name << "': iteration "
+          first_step_seen_ = true;
+          if (throw_on_aborted_) {
+            throw error::ReadError(error::ReadError::AffectedObject::Group,
+                                   error::ReadError::Reason::Inaccessible, std::string(kName),
+                                   "series '" + target_.path + "', iteration " +
+                                       std::to_string(next.skipped_step) +
+                                       " was aborted by its writers: " + next.reason);
+          }
+          std::cerr << "openPMD: series '" << target_.path << "': iteration "
                     << next.skipped_step << " was aborted by its writers and is skipped: "
                     << next.reason << "\n";
           continue;
@@ -256,6 +274,7 @@ class StreamBackend final : public Backend {
           break;
       }
       step_.emplace(std::move(*next.step));
+      first_step_seen_ = true;
       return layout_of(*step_);
     }
   }
@@ -347,6 +366,9 @@ class StreamBackend final : public Backend {
   std::optional<slipstream::StreamReader> reader_;
   std::optional<slipstream::StreamStep> step_;
   std::vector<AttributeEntry> root_;
+  std::optional<std::chrono::milliseconds> open_timeout_;
+  bool first_step_seen_ = false;
+  bool throw_on_aborted_ = false;
 };
 
 }  // namespace
