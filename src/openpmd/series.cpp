@@ -201,12 +201,14 @@ Iteration& SeriesState::adopt_iteration(const IterationLayout& layout) {
       continue;
     }
     // A scalar record's path names the record and its component: both get the attribute.
-    for (bool component : {false, true}) {
-      std::shared_ptr<Node> target_node = node_for(iteration, segments, meshes, particles, component);
-      if (target_node) target_node->attributes.insert_or_assign(entry.name, entry.value);
+    std::shared_ptr<Node> target_node = node_for(iteration, segments, meshes, particles, false);
+    if (!target_node) continue;
+    target_node->attributes.insert_or_assign(entry.name, entry.value);
+    if (auto scalar = target_node->child_nodes.find(RecordComponent::SCALAR);
+        scalar != target_node->child_nodes.end()) {
+      scalar->second->attributes.insert_or_assign(entry.name, entry.value);
     }
   }
-  // Scalar component nodes created by attributes only (a record that is not scalar) go again.
   node->closed = false;
   return iteration;
 }

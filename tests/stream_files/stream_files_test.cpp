@@ -27,6 +27,9 @@
 #include "slipstream/stream.hpp"
 #include "support/server_process.hpp"
 
+#ifndef SLIPSTREAM_CONFORMANCE_SCRIPT
+#error "SLIPSTREAM_CONFORMANCE_SCRIPT must name tests/openpmd/check_openpmd_file.py"
+#endif
 #ifndef SLIPSTREAM_CHECK_SCRIPT
 #error "SLIPSTREAM_CHECK_SCRIPT must name check_openpmd.py"
 #endif
@@ -283,6 +286,34 @@ TEST(StreamFiles, DumpFileBasedWritesOneFilePerStepAndReplaysFromThePattern) {
   EXPECT_EQ(same.status, 0) << same.err << same.out;
   Finished differs = check_script({"compare", output, again});
   EXPECT_NE(differs.err.find("iterationFormat"), std::string::npos) << differs.err;
+}
+
+// A stream of meshes only: the dump's files say nothing of particles (a particlesPath with no
+// particles breaks the standard's rules), whichever the encoding.
+TEST(StreamFiles, ADumpWithoutParticlesHasNoParticlesPath) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  for (const std::string output : {dir / "meshes_only.h5", dir / "meshes_only_%T.h5"}) {
+    const std::string stream = "files.meshes_only." + std::to_string(output.size());
+    std::thread writer([&] {
+      StreamWriterOptions writer_options;
+      writer_options.expected_groups = 1;
+      StreamWriter w(options(), stream, 0, 1, writer_options);
+      const std::vector<std::uint64_t> global = {4}, offset = {0};
+      const std::vector<double> rho = {1, 2, 3, 4};
+      for (std::int64_t step : {0, 1}) {
+        w.begin_step(step);
+        w.put_chunk<double>("meshes/rho", global, offset, global, rho);
+        w.end_step();
+      }
+      w.close();
+    });
+    Finished dump = run(cli(dump_args(stream, output)));
+    writer.join();
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    Finished checked = run({"/usr/bin/python3", "-B", SLIPSTREAM_CONFORMANCE_SCRIPT, output});
+    EXPECT_EQ(checked.status, 0) << output << ": " << checked.out << checked.err;
+  }
 }
 
 TEST(StreamFiles, ReplayedDumpDumpsToTheSameFile) {

@@ -109,6 +109,7 @@ void SeriesWriter::begin_iteration(std::int64_t number,
     }
   }
   if (encoding_ == Encoding::kFileBased) {
+    has_meshes_ = has_particles_ = false;  // each file says what it holds
     const std::string file = pattern_->expand(number);
     file_ = checked(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                     "cannot create '" + file + "'");
@@ -137,8 +138,9 @@ void SeriesWriter::write_root_attributes() {
   }
   values["openPMD"] = std::string("1.1.0");
   values["basePath"] = std::string(kBasePath);
-  values["meshesPath"] = std::string("meshes/");
-  values["particlesPath"] = std::string("particles/");
+  // Only where the file has meshes or particles: the standard ties the paths to them.
+  if (has_meshes_) values["meshesPath"] = std::string("meshes/");
+  if (has_particles_) values["particlesPath"] = std::string("particles/");
   values["iterationEncoding"] = std::string(encoding_name(encoding_));
   std::string format(kBasePath);
   if (encoding_ == Encoding::kFileBased) {
@@ -345,6 +347,13 @@ void SeriesWriter::end_iteration() {
   write_attributes();
   add_position_offsets();
   fill_defaults();
+  // The root names the meshes' and particles' paths once the file has some.
+  const bool had_meshes = has_meshes_, had_particles = has_particles_;
+  for (const auto& [path, extent] : components_) {
+    has_meshes_ = has_meshes_ || path.rfind("meshes/", 0) == 0;
+    has_particles_ = has_particles_ || path.rfind("particles/", 0) == 0;
+  }
+  if (has_meshes_ != had_meshes || has_particles_ != had_particles) write_root_attributes();
   iteration_.reset();
   if (encoding_ == Encoding::kFileBased) {
     file_.reset();

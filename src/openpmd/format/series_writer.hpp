@@ -95,6 +95,8 @@ class SeriesWriter {
   std::map<AttributeKey, AttributeValue> attributes_;       // the iteration's, by path
   std::map<std::string, std::vector<std::uint64_t>> components_;  // path -> extent (or shape)
   std::set<std::string> constants_;
+  bool has_meshes_ = false;     ///< the file has meshes (so the root names meshesPath)
+  bool has_particles_ = false;  ///< the file has particles (particlesPath)
 };
 
 /// The HDF5 type the openPMD standard gives attribute `name` (e.g. timeOffset: float32, shape:
