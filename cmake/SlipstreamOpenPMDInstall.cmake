@@ -15,7 +15,7 @@ install(TARGETS slipstream_openpmd EXPORT slipstream-openpmd-targets
   INCLUDES DESTINATION ${SLIPSTREAM_OPENPMD_ROOT}/include)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/openPMD/ DESTINATION ${SLIPSTREAM_OPENPMD_ROOT}/include/openPMD
   FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${SLIPSTREAM_OPENPMD_GENERATED}/openPMD/config.hpp
+install(FILES ${PROJECT_BINARY_DIR}/include/openPMD/config.hpp
   DESTINATION ${SLIPSTREAM_OPENPMD_ROOT}/include/openPMD)
 # The layer's headers include slipstream/export.hpp.
 install(FILES ${PROJECT_SOURCE_DIR}/include/slipstream/export.hpp

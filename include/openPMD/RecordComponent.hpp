@@ -33,14 +33,20 @@ struct ChunkInfo {
   ChunkInfo() = default;
   ChunkInfo(Offset offset_, Extent extent_)
       : offset(std::move(offset_)), extent(std::move(extent_)) {}
-  bool operator==(const ChunkInfo& other) const = default;
+  bool operator==(const ChunkInfo& other) const {
+    return offset == other.offset && extent == other.extent;
+  }
+  bool operator!=(const ChunkInfo& other) const { return !(*this == other); }
 };
 struct WrittenChunkInfo : ChunkInfo {
   unsigned int sourceID = 0;
   WrittenChunkInfo() = default;
   WrittenChunkInfo(Offset offset_, Extent extent_, unsigned int source_id = 0)
       : ChunkInfo(std::move(offset_), std::move(extent_)), sourceID(source_id) {}
-  bool operator==(const WrittenChunkInfo& other) const = default;
+  bool operator==(const WrittenChunkInfo& other) const {
+    return ChunkInfo::operator==(other) && sourceID == other.sourceID;
+  }
+  bool operator!=(const WrittenChunkInfo& other) const { return !(*this == other); }
 };
 using ChunkTable = std::vector<WrittenChunkInfo>;
 

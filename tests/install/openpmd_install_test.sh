@@ -44,4 +44,25 @@ echo "== run against the installed server"
 "$source_dir/tests/support/with_server.sh" "$prefix/bin/slipstream" \
   "$source_dir/tests/openpmd/stream_pair.sh" "$work/streaming_write_pc" \
   "$work/consumer/streaming_read" 1 installed_pc.sst 3 1000
+echo "== the installed openpmd_api Python package"
+package=$(find "$prefix" -type d -name openpmd_api | head -1)
+[ -n "$package" ] || { echo "openpmd_api was not installed"; exit 1; }
+case "$package" in */site-packages/*|*/dist-packages/*) echo "openpmd_api in a site folder"; exit 1;; esac
+PYTHONPATH=$(dirname "$package") /usr/bin/python3 -c '
+import sys, numpy as np, openpmd_api as io
+series = io.Series(sys.argv[2] + "/installed.h5", io.Access.create)
+rc = series.iterations[1].meshes["rho"][io.Mesh_Record_Component.SCALAR]
+rc.reset_dataset(io.Dataset(np.dtype("float32"), [4]))
+rc[()] = np.arange(4, dtype=np.float32)
+series.close()
+series = io.Series(sys.argv[2] + "/installed.h5", io.Access.read_only)
+rc = series.iterations[1].meshes["rho"][io.Mesh_Record_Component.SCALAR]
+values = rc.load_chunk()
+series.flush()
+assert (values == np.arange(4)).all(), values
+with open("/proc/self/maps") as maps:
+    loaded = {line.split()[-1] for line in maps if "libslipstream_openpmd.so" in line}
+assert loaded and all(path.startswith(sys.argv[1]) for path in loaded), loaded
+print("ok: openpmd_api", io.__version__, "from", io.__file__, "with", *loaded)' \
+  "$(readlink -f "$prefix")/" "$work"
 echo "openPMD install test passed"
