@@ -513,7 +513,20 @@ void FileBackend::close_iteration(std::uint64_t index) {
     }
     auto it = files_.find(index);
     if (it == files_.end()) return;
-    // Its root attributes are there: written when it was opened and whenever they changed.
+    // Its root attributes are there: written when it was opened and whenever they changed. The
+    // series' meshesPath and particlesPath belong only in files that have meshes or particles
+    // (the standard ties them to those): each file of a file-based series says what it holds.
+    const std::string iteration = "data/" + std::to_string(index) + "/";
+    for (const auto& [attribute, group] : {std::pair{"meshesPath", "meshes"},
+                                           std::pair{"particlesPath", "particles"}}) {
+      const bool has = check(H5Lexists(it->second, ("data/" + std::to_string(index)).c_str(),
+                                       H5P_DEFAULT), "cannot look up the iteration") > 0 &&
+                       check(H5Lexists(it->second, (iteration + group).c_str(), H5P_DEFAULT),
+                             "cannot look up a group") > 0;
+      if (!has && H5Aexists(it->second, attribute) > 0) {
+        check(H5Adelete(it->second, attribute), "cannot remove an attribute");
+      }
+    }
     check(H5Fflush(it->second, H5F_SCOPE_LOCAL), "cannot flush the file");
     files_.erase(it);
   });
