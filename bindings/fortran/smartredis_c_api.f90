@@ -1,6 +1,7 @@
 ! Interfaces to the SmartRedis-compatible C API (include/smartredis/c_client.h, c_dataset.h,
-! c_configoptions.h, c_logger.h) for the Fortran modules smartredis_client, smartredis_dataset,
-! smartredis_configoptions and smartredis_logger. Internal: programs use those.
+! c_configoptions.h, c_logger.h, c_logcontext.h) for the Fortran modules smartredis_client,
+! smartredis_dataset, smartredis_configoptions, smartredis_logcontext and smartredis_logger.
+! Internal: programs use those.
 ! Strings are passed as character arrays plus a length (trailing blanks removed by the caller).
 module smartredis_c_api
   use, intrinsic :: iso_c_binding
@@ -399,6 +400,50 @@ module smartredis_c_api
       type(c_ptr), intent(out) :: data, lengths
       integer(c_size_t), intent(out) :: count
     end function
+    integer(c_int) function get_tensor_type_c(dataset, name, name_length, ttype) &
+        bind(C, name="get_tensor_type")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: dataset
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      integer(c_int), intent(out) :: ttype
+    end function
+    integer(c_int) function get_metadata_field_type_c(dataset, name, name_length, mdtype) &
+        bind(C, name="get_metadata_field_type")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: dataset
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      integer(c_int), intent(out) :: mdtype
+    end function
+    !> dims: the caller's array of ndims entries (in), the rank (out).
+    integer(c_int) function get_tensor_dims_c(dataset, name, name_length, dims, ndims) &
+        bind(C, name="get_tensor_dims")
+      import :: c_int, c_char, c_size_t, c_ptr
+      type(c_ptr), value :: dataset
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      type(c_ptr), intent(inout) :: dims
+      integer(c_size_t), intent(inout) :: ndims
+    end function
+    type(c_ptr) function dataset_to_string_c(dataset) bind(C, name="dataset_to_string")
+      import :: c_ptr
+      type(c_ptr), value :: dataset
+    end function
+
+    ! ---- Logging contexts (c_logcontext.h) ----------------------------------------------------
+    integer(c_int) function smartredis_c_logcontext_c(context, context_length, new_logcontext) &
+        bind(C, name="SmartRedisCLogContext")
+      import :: c_int, c_char, c_size_t, c_ptr
+      character(kind=c_char), intent(in) :: context(*)
+      integer(c_size_t), value :: context_length
+      type(c_ptr), intent(out) :: new_logcontext
+    end function
+    integer(c_int) function deallocate_logcontext_c(logcontext) &
+        bind(C, name="DeallocateLogContext")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: logcontext
+    end function
 
     ! ---- ConfigOptions (c_configoptions.h; the objects live until the process ends) ----------
     integer(c_int) function create_configoptions_from_environment_c(db_suffix, &
@@ -498,7 +543,9 @@ module smartredis_c_api
   public :: put_dataset_c, get_dataset_c, set_data_source_c, append_to_list_c, &
             get_list_length_c, get_dataset_list_range_c
   public :: c_dataset_c, deallocate_dataset_c, add_tensor_c, unpack_dataset_tensor_c, &
-            add_meta_scalar_c, add_meta_string_c, get_meta_scalars_c, get_meta_strings_c
+            add_meta_scalar_c, add_meta_string_c, get_meta_scalars_c, get_meta_strings_c, &
+            get_tensor_type_c, get_metadata_field_type_c, get_tensor_dims_c, dataset_to_string_c
+  public :: smartredis_c_logcontext_c, deallocate_logcontext_c
   public :: tensor_call, exists_call, poll_call, poll_length_call, flag_call
   public :: tensor_with, exists_with, poll_with, poll_length_with, c_string_copy, c_chars_copy
 

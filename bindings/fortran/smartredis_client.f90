@@ -41,6 +41,7 @@ module smartredis_client
     procedure :: get_c_pointer
     procedure :: SR_error_parser
     procedure :: to_string
+    procedure :: print_client
     ! Tensors.
     procedure, private :: put_tensor_i8, put_tensor_i16, put_tensor_i32, put_tensor_i64, &
                           put_tensor_float, put_tensor_double
@@ -215,6 +216,17 @@ contains
     character(len=:), allocatable :: text
     text = c_string_copy(client_to_string_c(self%client_ptr))
   end function to_string
+
+  !> Writes to_string() to `unit` (standard error when absent), as SmartRedis does.
+  subroutine print_client(self, unit)
+    use, intrinsic :: iso_fortran_env, only: error_unit
+    class(client_type), intent(in) :: self
+    integer, optional, intent(in) :: unit
+    integer :: target_unit
+    target_unit = error_unit
+    if (present(unit)) target_unit = unit
+    write(target_unit, '(a)') self%to_string()
+  end subroutine print_client
 
   ! ---- Tensors ------------------------------------------------------------------------------
 

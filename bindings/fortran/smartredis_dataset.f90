@@ -1,6 +1,7 @@
 ! SmartRedis's Fortran module smartredis_dataset: dataset_type (initialize, add_tensor,
-! unpack_dataset_tensor, add_meta_scalar, add_meta_string, get_meta_scalars, get_meta_strings)
-! with SmartRedis 0.6's names and arguments, over the SmartRedis-compatible C API. Every
+! unpack_dataset_tensor, get_tensor_type, get_tensor_dims, add_meta_scalar, add_meta_string,
+! get_meta_scalars, get_meta_strings, get_metadata_field_type, to_string, print_dataset) with
+! SmartRedis 0.6's names and arguments, over the SmartRedis-compatible C API. Every
 ! procedure returns an SRError code (enum_fortran.inc); get_last_error() (smartredis_errors)
 ! gives the message. Arrays keep their Fortran shape: a(nx, ny) added with shape(a) is read by
 ! C, C++ and Python as shape (nx, ny) with [i][j] == a(i+1, j+1).
@@ -43,6 +44,11 @@ module smartredis_dataset
     generic :: get_meta_scalars => get_meta_scalars_i32, get_meta_scalars_i64, &
                                    get_meta_scalars_float, get_meta_scalars_double
     procedure :: get_meta_strings
+    procedure :: get_metadata_field_type
+    procedure :: get_tensor_type
+    procedure :: get_tensor_dims
+    procedure :: to_string => dataset_to_string
+    procedure :: print_dataset
   end type dataset_type
 
 contains
@@ -246,5 +252,75 @@ contains
       end do
     end do
   end function get_meta_strings
+
+  ! ---- Types, dimensions and description -----------------------------------------------------
+
+  !> The type of metadata field `name` in `mdtype` (meta_dbl, meta_flt, meta_int32, meta_int64,
+  !> meta_string; enum_fortran.inc); SRKeyError if there is no such field.
+  function get_metadata_field_type(self, name, mdtype) result(code)
+    class(dataset_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    integer(kind=enum_kind), intent(out) :: mdtype
+    integer(kind=enum_kind) :: code
+    code = get_metadata_field_type_c(self%dataset_ptr, name, len_trim(name, kind=c_size_t), &
+                                     mdtype)
+  end function get_metadata_field_type
+
+  !> The element type of tensor `name` in `ttype` (tensor_dbl, tensor_flt, tensor_int8 ...);
+  !> SRKeyError if there is no such tensor.
+  function get_tensor_type(self, name, ttype) result(code)
+    class(dataset_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    integer(kind=enum_kind), intent(out) :: ttype
+    integer(kind=enum_kind) :: code
+    code = get_tensor_type_c(self%dataset_ptr, name, len_trim(name, kind=c_size_t), ttype)
+  end function get_tensor_type
+
+  !> The dimensions of tensor `name` (its Fortran shape, as added) in dims(1:dims_length).
+  !> On entry dims_length is how many entries of `dims` may be written; on return it is the
+  !> tensor's rank. A rank above that room is SRBadAllocError (dims unchanged, dims_length set
+  !> to the rank), as in SmartRedis; dims_length beyond size(dims) is SRParameterError.
+  function get_tensor_dims(self, name, dims, dims_length) result(code)
+    class(dataset_type), intent(in) :: self
+    character(len=*), intent(in) :: name
+    integer, dimension(:), intent(inout) :: dims
+    integer, intent(inout) :: dims_length
+    integer(kind=enum_kind) :: code
+    integer(c_size_t), target :: c_dims(max(size(dims), 1))
+    type(c_ptr) :: dims_pointer
+    integer(c_size_t) :: rank
+    character(len=120) :: message
+    if (dims_length < 0 .or. dims_length > size(dims)) then
+      write(message, '(a,i0,a,i0)') 'get_tensor_dims: dims_length is ', dims_length, &
+          ' but dims has ', size(dims)
+      call set_fortran_error(trim(message))
+      code = SRParameterError
+      return
+    end if
+    dims_pointer = c_loc(c_dims)
+    rank = int(dims_length, c_size_t)
+    code = get_tensor_dims_c(self%dataset_ptr, name, len_trim(name, kind=c_size_t), &
+                             dims_pointer, rank)
+    if (code == SRNoError .or. code == SRBadAllocError) dims_length = int(rank)
+    if (code == SRNoError) dims(1:dims_length) = int(c_dims(1:dims_length))
+  end function get_tensor_dims
+
+  !> A one-line description: "DataSet (<name>): <n> tensors, <m> metadata fields".
+  function dataset_to_string(self) result(text)
+    class(dataset_type), intent(in) :: self
+    character(len=:), allocatable :: text
+    text = c_string_copy(dataset_to_string_c(self%dataset_ptr))
+  end function dataset_to_string
+
+  !> Writes to_string() to `unit` (standard error when absent), as SmartRedis does.
+  subroutine print_dataset(self, unit)
+    use, intrinsic :: iso_fortran_env, only: error_unit
+    class(dataset_type), intent(in) :: self
+    integer, optional, intent(in) :: unit
+    integer :: target_unit
+    target_unit = error_unit
+    if (present(unit)) target_unit = unit
+    write(target_unit, '(a)') self%to_string()
+  end subroutine print_dataset
 
 end module smartredis_dataset

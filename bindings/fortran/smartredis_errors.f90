@@ -16,9 +16,13 @@ contains
     message = c_string_copy(sr_get_last_error_c())
   end function get_last_error
 
-  !> Writes the last error's message to standard error.
-  subroutine print_last_error()
-    write(error_unit, '(a)') get_last_error()
+  !> Writes the last error's message to `unit` (standard error when absent).
+  subroutine print_last_error(unit)
+    integer, optional, intent(in) :: unit
+    integer :: target_unit
+    target_unit = error_unit
+    if (present(unit)) target_unit = unit
+    write(target_unit, '(a)') get_last_error()
   end subroutine print_last_error
 
   !> Records an error found by the Fortran modules themselves (internal).

@@ -1,14 +1,16 @@
 ! SmartRedis 0.6's Fortran module smartredis_logger: log_data, log_warning and log_error
-! (context, level, data), with a client_type, a dataset_type or a character string as context,
-! writing through the SmartRedis C logger (c_logger.h): lines `<context>@<UTC time>:<data>`
-! ("WARNING: " / "ERROR: " before the data of the last two) go to SR_LOG_FILE (standard output
-! when unset) if `level` (LLQuiet ... LLDeveloper) is at most SR_LOG_LEVEL. A client's context is
-! its logger name, a dataset's its name. Logging never fails the program: these are subroutines.
+! (context, level, data), with a client_type, a dataset_type, a logcontext_type or a character
+! string as context, writing through the SmartRedis C logger (c_logger.h): lines
+! `<context>@<UTC time>:<data>` ("WARNING: " / "ERROR: " before the data of the last two) go to
+! SR_LOG_FILE (standard output when unset) if `level` (LLQuiet ... LLDeveloper) is at most
+! SR_LOG_LEVEL. A client's context is its logger name, a dataset's and a logcontext's their name.
+! Logging never fails the program: these are subroutines.
 module smartredis_logger
   use, intrinsic :: iso_c_binding
   use smartredis_c_api
   use smartredis_client, only: client_type
   use smartredis_dataset, only: dataset_type
+  use smartredis_logcontext, only: logcontext_type
   implicit none
   private
 
@@ -18,13 +20,16 @@ module smartredis_logger
   public :: log_data, log_warning, log_error
 
   interface log_data
-    module procedure log_data_client, log_data_dataset, log_data_string
+    module procedure log_data_client, log_data_dataset, log_data_logcontext, &
+                     log_data_string
   end interface log_data
   interface log_warning
-    module procedure log_warning_client, log_warning_dataset, log_warning_string
+    module procedure log_warning_client, log_warning_dataset, log_warning_logcontext, &
+                     log_warning_string
   end interface log_warning
   interface log_error
-    module procedure log_error_client, log_error_dataset, log_error_string
+    module procedure log_error_client, log_error_dataset, log_error_logcontext, &
+                     log_error_string
   end interface log_error
 
 contains

@@ -1,8 +1,9 @@
 /* SmartRedis 0.6's C logging calls (log_data, log_warning, log_error and their _string forms)
  * over the library's logger: lines go to SR_LOG_FILE (standard output when unset) when their
  * level is at most SR_LOG_LEVEL, as "<context>@<UTC time>:<text>". The context of the first
- * forms is a client or dataset handle of c_client.h / c_dataset.h (its logger name, or the
- * dataset's name); the _string forms take the context as text. They never fail: a line that
+ * forms is a client, dataset or logging-context handle of c_client.h / c_dataset.h /
+ * c_logcontext.h (its logger name, the dataset's name, the context's name); the _string forms
+ * take the context as text. They never fail: a line that
  * cannot be written is dropped. */
 #ifndef SMARTREDIS_C_LOGGER_H
 #define SMARTREDIS_C_LOGGER_H

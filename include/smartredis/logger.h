@@ -3,14 +3,14 @@
 // when unset) as "<context>@<UTC time>:<text>", when their level is at most SR_LOG_LEVEL (QUIET,
 // INFO, DEBUG or DEVELOPER; INFO when unset). Both variables are read once, at the first log
 // call of the process. Writing is serialised between threads; a failure to write is ignored.
-// Part of Slipstream's SmartRedis compatibility layer (docs/smartredis.md).
+// Part of Slipstream's SmartRedis compatibility layer (docs/smartredis.md). Included from C (as
+// SmartRedis's C logging example does), it gives c_logger.h's calls.
 #ifndef SMARTREDIS_LOGGER_H
 #define SMARTREDIS_LOGGER_H
 
 #ifndef __cplusplus
-#error "C programs include c_logger.h, not the C++ header logger.h"
-#endif
-
+#include "c_logger.h"
+#else
 #include <string>
 
 #include "sr_enums.h"
@@ -27,4 +27,5 @@ void log_error(const SRObject* context, SRLoggingLevel level, const std::string&
 
 }  // namespace SmartRedis
 
+#endif  // __cplusplus
 #endif  // SMARTREDIS_LOGGER_H

@@ -1,12 +1,10 @@
 // SmartRedis::SRObject: the base of the objects that can be a logging context (Client, DataSet,
-// LogContext). Part of Slipstream's SmartRedis compatibility layer (docs/smartredis.md).
+// LogContext). Part of Slipstream's SmartRedis compatibility layer (docs/smartredis.md). As
+// SmartRedis's header, it may be included from C, where it declares nothing.
 #ifndef SMARTREDIS_OBJECT_H
 #define SMARTREDIS_OBJECT_H
 
-#ifndef __cplusplus
-#error "C programs include c_client.h / c_dataset.h, not the C++ header srobject.h"
-#endif
-
+#ifdef __cplusplus
 #include <string>
 
 #include "sr_enums.h"
@@ -34,4 +32,5 @@ class SRObject {
 
 }  // namespace SmartRedis
 
+#endif  // __cplusplus
 #endif  // SMARTREDIS_OBJECT_H

@@ -12,6 +12,7 @@
 #include "c_common.hpp"
 #include "logger.h"
 #include "sr_environment.hpp"
+#include "sr_types.hpp"
 
 using namespace slipstream::smartredis::c_api;
 using slipstream::smartredis::client_options_from_environment;
@@ -64,12 +65,7 @@ slipstream_model_options_t model_options(int batch_size, int min_batch_size, int
                                          const char** inputs, const std::size_t* input_lengths,
                                          std::size_t n_inputs, const char** outputs,
                                          const std::size_t* output_lengths, std::size_t n_outputs) {
-  if (batch_size < 0 || min_batch_size < 0 || min_batch_timeout < 0) {
-    parameter_error("batch_size, min_batch_size and min_batch_timeout must not be negative");
-  }
-  if (min_batch_size > 0 && batch_size == 0) {
-    parameter_error("min_batch_size needs a batch_size > 0");
-  }
+  slipstream::smartredis::check_batch_settings(batch_size, min_batch_size, min_batch_timeout);
   require_strings(inputs, n_inputs, "inputs");
   require_strings(outputs, n_outputs, "outputs");
   slipstream_model_options_t options;

@@ -125,14 +125,18 @@ void require(const void* pointer, const char* what) {
 ClientHandle& client_of(void* c_client) {
   require(c_client, "client");
   Handle* handle = handle_of(c_client);
-  if (handle->kind != Handle::Kind::kClient) parameter_error("the client argument is a dataset");
+  if (handle->kind != Handle::Kind::kClient) {
+    parameter_error("the client argument is another kind of object (a dataset?)");
+  }
   return static_cast<ClientHandle&>(*handle);
 }
 
 DataSetHandle& dataset_of(const void* dataset) {
   require(dataset, "dataset");
   Handle* handle = handle_of(dataset);
-  if (handle->kind != Handle::Kind::kDataSet) parameter_error("the dataset argument is a client");
+  if (handle->kind != Handle::Kind::kDataSet) {
+    parameter_error("the dataset argument is another kind of object (a client?)");
+  }
   return static_cast<DataSetHandle&>(*handle);
 }
 

@@ -32,17 +32,18 @@ class KeptMemory {
   std::vector<std::unique_ptr<std::byte[]>> blocks_;  // GUARDED_BY(mutex_)
 };
 
-/// What a SmartRedis `void*` client points to.
 /// What every `void*` handle of this API points to first: what it is (so that a dataset passed
 /// as a client is an error, not a crash) and the context its log lines carry (a client's logger
-/// name, a dataset's name). A `void*` handle is always a Handle* converted to void*.
+/// name, a dataset's name, a logging context's name). A `void*` handle is always a Handle*
+/// converted to void*.
 struct Handle {
-  enum class Kind { kClient, kDataSet, kConfigOptions };
+  enum class Kind { kClient, kDataSet, kConfigOptions, kLogContext };
   Handle(Kind k, std::string context) : kind(k), log_context(std::move(context)) {}
   Kind kind;
   std::string log_context;
 };
 
+/// What a SmartRedis `void*` client points to.
 struct ClientHandle : Handle {
   explicit ClientHandle(std::string logger_name) : Handle(Kind::kClient, std::move(logger_name)) {}
   slipstream_client_t* client = nullptr;
@@ -63,6 +64,11 @@ struct ConfigOptionsHandle : Handle {
       : Handle(Kind::kConfigOptions, ""), options(std::move(o)) {}
   std::unique_ptr<SmartRedis::ConfigOptions> options;
   KeptMemory kept;
+};
+
+/// What a SmartRedis `void*` logging context points to (c_logcontext.cpp): its name only.
+struct LogContextHandle : Handle {
+  explicit LogContextHandle(std::string name) : Handle(Kind::kLogContext, std::move(name)) {}
 };
 
 /// The `void*` SmartRedis gets for a handle.

@@ -59,10 +59,7 @@ slipstream::ModelOptions model_options(int batch_size, int min_batch_size, int m
                                        const std::string& tag,
                                        const std::vector<std::string>& inputs,
                                        const std::vector<std::string>& outputs) {
-  if (batch_size < 0 || min_batch_size < 0 || min_batch_timeout < 0) {
-    throw SRParameterException(
-        "batch_size, min_batch_size and min_batch_timeout must not be negative");
-  }
+  sr::check_batch_settings(batch_size, min_batch_size, min_batch_timeout);
   slipstream::ModelOptions options;
   options.batch_size = batch_size;
   options.min_batch_size = min_batch_size;

@@ -1,5 +1,5 @@
 // SmartRedis-style logging: one process-wide sink configured from SR_LOG_FILE and SR_LOG_LEVEL
-// at first use; SRObject and the free log_* functions write through it.
+// at first use; SRObject, LogContext and the free log_* functions write through it.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -7,6 +7,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "logcontext.h"
 #include "logger.h"
 #include "sr_environment.hpp"
 #include "srobject.h"
@@ -87,6 +88,10 @@ void SRObject::log_warning(SRLoggingLevel level, const std::string& data) const 
 }
 void SRObject::log_error(SRLoggingLevel level, const std::string& data) const {
   write_log(get_context(), level, "ERROR: " + data);
+}
+
+LogContext::LogContext(const std::string& logging_name) : SRObject(logging_name) {
+  log_data(LLDebug, "New LogContext created");
 }
 
 void log_data(const std::string& context, SRLoggingLevel level, const std::string& data) {

@@ -2,6 +2,7 @@
 #include "sr_types.hpp"
 
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <string>
 
@@ -75,6 +76,28 @@ void check_layout(SRMemoryLayout layout) {
   if (layout != SRMemLayoutNested && layout != SRMemLayoutContiguous) {
     throw SRParameterException("invalid memory layout " + std::to_string(static_cast<int>(layout)) +
                                " (expected SRMemLayoutNested or SRMemLayoutContiguous)");
+  }
+}
+
+void check_batch_settings(int batch_size, int min_batch_size, int min_batch_timeout) {
+  if (batch_size < 0 || min_batch_size < 0 || min_batch_timeout < 0) {
+    throw SRParameterException(
+        "batch_size, min_batch_size and min_batch_timeout must not be negative");
+  }
+  if (batch_size == 0 && (min_batch_size > 0 || min_batch_timeout > 0)) {
+    throw SRRuntimeException(
+        "batch_size must be non-zero if min_batch_size or min_batch_timeout is used; "
+        "otherwise batching will not be performed.");
+  }
+  if (min_batch_timeout > 0 && min_batch_size == 0) {
+    throw SRRuntimeException(
+        "min_batch_size must be non-zero if min_batch_timeout is used; otherwise the "
+        "min_batch_timeout parameter is ignored.");
+  }
+  if (min_batch_size > 0 && min_batch_timeout == 0) {
+    std::cerr << "WARNING: min_batch_timeout was not set when a non-zero min_batch_size was "
+                 "selected.\nSetting a small value (~10ms) for min_batch_timeout may improve "
+                 "performance\n";
   }
 }
 

@@ -31,6 +31,12 @@ std::vector<std::size_t> dims_of(std::span<const std::int64_t> shape);
 /// Checks a memory layout argument (ParameterException unless Nested or Contiguous).
 void check_layout(SRMemoryLayout layout);
 
+/// SmartRedis's checks of set_model's batching arguments, before anything is sent: a negative
+/// value is a ParameterException; min_batch_size or min_batch_timeout without batch_size, and
+/// min_batch_timeout without min_batch_size, are RuntimeExceptions (the server would ignore
+/// them); min_batch_size without min_batch_timeout prints SmartRedis's warning to stderr.
+void check_batch_settings(int batch_size, int min_batch_size, int min_batch_timeout);
+
 /// Copies a tensor of `shape` from the caller's nested arrays (pointer arrays down to the last
 /// dimension, whose rows hold the elements) into the row-major block `out`.
 void gather_nested(const void* nested, std::span<const std::int64_t> shape,

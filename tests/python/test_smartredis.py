@@ -16,8 +16,11 @@ import pytest
 from conftest import Server
 
 import smartredis
+import smartredis.dataset_utils
 from smartredis import Client, ConfigOptions, Dataset, DatasetConverter, LogContext
-from smartredis.error import RedisConnectionError, RedisKeyError, RedisReplyError, RedisRuntimeError
+from smartredis.error import (RedisConnectionError, RedisKeyError, RedisReplyError,
+                              RedisRuntimeError, RedisTypeError)
+from smartredis.util import Dtypes, init_default, typecheck
 
 
 @pytest.fixture
@@ -98,6 +101,47 @@ def test_constructor_forms(server, ssdb, key, monkeypatch):
         Client()
     with pytest.raises(RedisConnectionError):
         Client(address="127.0.0.1:1", cluster=False)  # nothing listens there
+
+
+def test_construction_methods(server, ssdb, monkeypatch):
+    """Client's two forms are the methods __address_construction and __standard_construction
+    (SmartRedis's tests replace them), chosen by the first argument or the keywords; the address
+    form stores its address in SSDB."""
+    address_form = Client._Client__address_construction
+    standard_form = Client._Client__standard_construction
+    called = []
+
+    def address_spy(self, *a, **kw):
+        called.append("address")
+        return address_form(self, *a, **kw)
+
+    @staticmethod
+    def standard_spy(*a, **kw):
+        called.append("standard")
+        return standard_form(*a, **kw)
+
+    monkeypatch.setattr(Client, "_Client__address_construction", address_spy)
+    monkeypatch.setattr(Client, "_Client__standard_construction", standard_spy)
+    options = ConfigOptions.create_from_environment("")
+    forms = [((False,), {}, "address"), ((False, ssdb, "name"), {}, "address"),
+             ((), {"cluster": False}, "address"), ((), {"address": ssdb}, "address"),
+             ((None,), {"logger_name": "name"}, "standard"), ((options, "name"), {}, "standard"),
+             ((), {}, "standard"), ((), {"config_options": options}, "standard"),
+             ((), {"logger_name": "name"}, "standard")]
+    for args, kwargs, expected in forms:
+        called.clear()
+        Client(*args, **kwargs)
+        assert called == [expected], (args, kwargs)
+
+    monkeypatch.delenv("SSDB")
+    assert Client(False, address=ssdb).get_context() == "Default"
+    assert os.environ["SSDB"] == ssdb  # set by the address form, as SmartRedis does
+    with pytest.raises(TypeError, match="argument 0"):
+        Client(42)
+    with pytest.raises(TypeError, match="client_id"):
+        Client(False, client_id="old keyword")
+    with pytest.raises(TypeError):
+        Client(False, logger_name=3)
 
 
 def test_datasets_and_lists(ssdb, key):
@@ -185,7 +229,7 @@ def test_models_scripts_and_functions(ssdb, key, tmp_path):
         client.delete_model(key("model"))
     with pytest.raises(TypeError):
         client.set_model(key("m"), model, "CAFFE")
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):  # SmartRedis's error for a device not CPU or GPU
         client.set_model(key("m"), model, "TORCH", device="TPU")
 
     script = "def shift(x):\n    return x - 1\n"
@@ -206,6 +250,128 @@ def test_models_scripts_and_functions(ssdb, key, tmp_path):
     client.set_function(key("function"), halve)
     client.run_script(key("function"), "halve", key("x"), key("halved"))
     np.testing.assert_array_equal(client.get_tensor(key("halved")), np.arange(4) / 2)
+
+
+def test_model_arguments_checked_before_sending(ssdb, key, tmp_path, capfd):
+    """SmartRedis's checks of set_model's batching arguments (RedisRuntimeError before anything
+    is sent; a warning on standard error for a minimum batch size without a timeout), its
+    FileNotFoundError for a missing file and TypeError for a wrong type or device."""
+    torch = pytest.importorskip("torch")
+    client = Client(cluster=False)
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(Double()), buffer)
+    model = buffer.getvalue()
+    path = tmp_path / "double.pt"
+    path.write_bytes(model)
+    refused = [dict(batch_size=0, min_batch_size=0, min_batch_timeout=5),
+               dict(batch_size=0, min_batch_size=2, min_batch_timeout=0),
+               dict(batch_size=4, min_batch_size=0, min_batch_timeout=5)]
+    for batching in refused:
+        with pytest.raises(RedisRuntimeError, match="must be non-zero"):
+            client.set_model(key("batched"), model, "TORCH", "CPU", **batching)
+        with pytest.raises(RedisRuntimeError, match="must be non-zero"):
+            client.set_model_from_file(key("batched"), str(path), "TORCH", "CPU", **batching)
+        with pytest.raises(RedisRuntimeError, match="must be non-zero"):  # before any GPU
+            client.set_model_multigpu(key("batched"), model, "TORCH", 0, 1, **batching)
+        with pytest.raises(RedisRuntimeError, match="must be non-zero"):
+            client.set_model_from_file_multigpu(key("batched"), str(path), "TORCH", 0, 1,
+                                                **batching)
+    assert not client.model_exists(key("batched"))
+    capfd.readouterr()
+    client.set_model(key("batched"), model, "TORCH", "CPU", batch_size=4, min_batch_size=2)
+    assert "WARNING: min_batch_timeout was not set" in capfd.readouterr().err
+    client.set_model(key("batched"), model, "TORCH", "CPU", batch_size=4, min_batch_size=2,
+                     min_batch_timeout=10)
+    assert "WARNING" not in capfd.readouterr().err
+    assert client.model_exists(key("batched"))
+
+    missing = str(tmp_path / "missing.pt")
+    with pytest.raises(FileNotFoundError):
+        client.set_model_from_file(key("m"), missing, "TORCH", "CPU")
+    with pytest.raises(FileNotFoundError):
+        client.set_script_from_file(key("s"), missing)
+    with pytest.raises(FileNotFoundError):
+        client.set_script_from_file_multigpu(key("s"), missing, 0, 1)
+    # Argument types are checked before the file is looked for.
+    with pytest.raises(TypeError):
+        client.set_model_from_file(key("m"), missing, "TORCH", "CPU", batch_size="1")
+    with pytest.raises(TypeError):
+        client.set_model_from_file_multigpu(key("m"), missing, "TORCH", 0, 1, tag=3)
+    with pytest.raises(TypeError):
+        client.set_script(key("s"), "def f(x):\n    return x\n", device="not-a-gpu")
+    client.set_script(key("s"), "def f(x):\n    return x\n", device="cpu")  # any case
+
+
+def test_keys_of_another_kind_and_administration_errors(ssdb, server, key):
+    """copy_tensor of a key that is not a tensor raises a RedisReplyError, as SmartRedis's;
+    administration calls raise SmartRedis's RedisRuntimeError for a database that is not a
+    cluster, an address that cannot be reached and a key AI.INFO does not know."""
+    client = Client(cluster=False)
+    client.set_script(key("script"), "def f(x):\n    return x\n")
+    with pytest.raises(RedisReplyError, match="not a tensor") as refused:
+        client.copy_tensor(key("script"), key("fork"))
+    assert isinstance(refused.value, (RedisRuntimeError, TypeError))
+    assert not client.key_exists(key("fork"))
+    with pytest.raises(RedisTypeError):  # a TypeError, and a RedisReplyError as in SmartRedis
+        client.get_tensor(key("script"))
+    with pytest.raises(RedisKeyError):
+        client.copy_tensor(key("no_tensor"), key("fork"))
+    client.put_tensor(key("t"), np.arange(3))
+    client.copy_tensor(key("t"), key("t_copy"))
+    np.testing.assert_array_equal(client.get_tensor(key("t_copy")), np.arange(3))
+
+    address = f"127.0.0.1:{server.port}"
+    with pytest.raises(RedisRuntimeError, match="non-cluster"):
+        client.get_db_cluster_info(["no_host:6379"])  # refused before resolving anything
+    with pytest.raises(RedisRuntimeError, match="non-cluster"):
+        Client(None).get_db_cluster_info([address])  # SR_DB_TYPE unset: the server says
+    with pytest.raises(TypeError):
+        client.get_db_cluster_info(address)
+    with pytest.raises(RedisRuntimeError):
+        client.get_ai_info(["no_host:6379"], key("script"))
+    with pytest.raises(RedisRuntimeError):
+        client.get_ai_info([address], key("bad_key"))
+    with pytest.raises(RedisRuntimeError):
+        client.get_db_node_info(["no_host:6379"])
+
+
+def test_util_and_dataset_internals():
+    """smartredis.util as SmartRedis programs import it, and Dataset's from_pybind / get_data /
+    set_data."""
+    assert Dtypes.tensor_from_numpy(np.zeros(2, np.float32)) == "FLOAT"
+    assert Dtypes.tensor_from_numpy(np.zeros(2, np.uint16)) == "UINT16"
+    assert Dtypes.metadata_from_numpy(np.zeros(1, np.uint64)) == "UINT64"
+    assert Dtypes.from_string("DOUBLE") is np.double and Dtypes.from_string("STRING") is str
+    with pytest.raises(TypeError):
+        Dtypes.tensor_from_numpy(np.zeros(2, np.uint64))
+    with pytest.raises(TypeError):
+        Dtypes.metadata_from_numpy(np.zeros(2, np.int8))
+    with pytest.raises(TypeError):
+        Dtypes.from_string("COMPLEX")
+    assert init_default([], None, list) == [] and init_default([], "a", (list, str)) == "a"
+    with pytest.raises(TypeError):
+        init_default([], 3, (list, str))
+    with pytest.raises(TypeError, match="name"):
+        typecheck(3, "name", str)
+    with pytest.raises(TypeError):
+        typecheck(True, "count", int)
+
+    dataset = Dataset("internals")
+    dataset.add_tensor("v", np.ones(2))
+    copy = Dataset.from_pybind(dataset.get_data())
+    assert copy.get_name() == "internals" and copy.get_tensor_names() == ["v"]
+    other = Dataset("other")
+    other.set_data(dataset.get_data())
+    assert other.get_tensor_names() == ["v"]
+    with pytest.raises(TypeError):
+        Dataset.from_pybind(Dataset("wrong"))
+    with pytest.raises(TypeError):
+        other.set_data(Dataset("wrong"))
 
 
 def describe_ocean(dataset):
@@ -301,8 +467,22 @@ def test_dataset_converter_without_xarray(ssdb, key, monkeypatch):
     monkeypatch.setitem(sys.modules, "xarray", None)  # makes `import xarray` fail
     dataset = Dataset(key("ocean"))
     describe_ocean(dataset)
-    with pytest.raises(RedisRuntimeError, match="needs the optional package xarray"):
+    with pytest.raises(RedisRuntimeError, match="Optional package xarray must be installed"):
         DatasetConverter.transform_to_xarray(dataset)
+
+
+def test_dataset_converter_xr_attribute(ssdb, key, monkeypatch):
+    """smartredis.dataset_utils.xr set to None (what SmartRedis's test patches) makes
+    transform_to_xarray behave as without xarray."""
+    dataset = Dataset(key("ocean"))
+    describe_ocean(dataset)
+    monkeypatch.setattr(smartredis.dataset_utils, "xr", None)
+    with pytest.raises(RedisRuntimeError, match="Optional package xarray must be installed"):
+        DatasetConverter.transform_to_xarray(dataset)
+    monkeypatch.undo()
+    xr = pytest.importorskip("xarray")
+    assert isinstance(DatasetConverter.transform_to_xarray(dataset)["temperature"], xr.DataArray)
+    assert smartredis.dataset_utils.xr is xr
 
 
 def test_multigpu_calls_on_a_server_without_gpu(ssdb, key):
@@ -428,3 +608,5 @@ def test_logging_in_a_program(server, tmp_path, level):
     assert any(line.startswith("py_client@") and line.endswith(":client ready") for line in lines)
     assert any(line.endswith(":WARNING: finished") for line in lines)
     assert any(line.endswith(":debug detail") for line in lines) == (level == "DEBUG")
+    assert any(line.startswith("py_program@") and line.endswith(":New LogContext created")
+               for line in lines) == (level == "DEBUG")

@@ -1,6 +1,7 @@
-/* A C program written against SmartRedis 0.6's documented C API (c_client.h, c_dataset.h),
- * built against include/smartredis and libslipstream_smartredis and run against a real
- * Slipstream server (run_c_fortran.sh: SSDB=host:port, SSKEYOUT=member_a,
+/* A C program written against SmartRedis 0.6's documented C API (c_client.h, c_dataset.h,
+ * c_logcontext.h; logger.h, srobject.h and logcontext.h are included from C as SmartRedis's C
+ * programs do), built against include/smartredis and libslipstream_smartredis and run against a
+ * real Slipstream server (run_c_fortran.sh: SSDB=host:port, SSKEYOUT=member_a,
  * SSKEYIN=member_a,member_b). Checks every value read back, the SRError codes of bad calls and
  * that SRGetLastError() explains them. Usage: smartredis_c_program MODELS_DIR */
 #define _POSIX_C_SOURCE 200112L /* setenv, unsetenv */
@@ -13,9 +14,13 @@
 #include "c_client.h"
 #include "c_configoptions.h"
 #include "c_dataset.h"
+#include "c_logcontext.h"
 #include "c_logger.h"
+#include "logcontext.h"
+#include "logger.h"
 #include "sr_enums.h"
 #include "srexception.h"
+#include "srobject.h"
 
 static int failures = 0;
 
@@ -298,6 +303,34 @@ static void test_models(void* client, const char* models_dir) {
   EXPECT(SRKeyError, run_model(client, "no_model", LEN("no_model"), inputs, input_lengths, 1,
                                outputs, output_lengths, 1));
 
+  /* Batching arguments the server would ignore are refused before anything is sent, as
+   * SmartRedis does (SRRuntimeError); a negative one is a bad argument. A minimum batch size
+   * without a timeout only warns (stderr). */
+  EXPECT(SRRuntimeError, set_model_from_file(client, "batched", LEN("batched"), path, LEN(path),
+                                             "TORCH", LEN("TORCH"), "CPU", LEN("CPU"), 0, 0, 5,
+                                             NULL, 0, NULL, NULL, 0, NULL, NULL, 0));
+  CHECK(strstr(SRGetLastError(), "batch_size must be non-zero") != NULL);
+  EXPECT(SRRuntimeError, set_model_from_file(client, "batched", LEN("batched"), path, LEN(path),
+                                             "TORCH", LEN("TORCH"), "CPU", LEN("CPU"), 0, 2, 0,
+                                             NULL, 0, NULL, NULL, 0, NULL, NULL, 0));
+  EXPECT(SRRuntimeError, set_model_from_file(client, "batched", LEN("batched"), path, LEN(path),
+                                             "TORCH", LEN("TORCH"), "CPU", LEN("CPU"), 4, 0, 5,
+                                             NULL, 0, NULL, NULL, 0, NULL, NULL, 0));
+  CHECK(strstr(SRGetLastError(), "min_batch_size must be non-zero") != NULL);
+  EXPECT(SRParameterError, set_model_from_file(client, "batched", LEN("batched"), path, LEN(path),
+                                               "TORCH", LEN("TORCH"), "CPU", LEN("CPU"), -1, 0, 0,
+                                               NULL, 0, NULL, NULL, 0, NULL, NULL, 0));
+  EXPECT(SRRuntimeError,
+         set_model_from_file_multigpu(client, "batched", LEN("batched"), path, LEN(path), "TORCH",
+                                      5, 0, 1, 0, 0, 5, NULL, 0, NULL, NULL, 0, NULL, NULL, 0));
+  bool batched_exists = true;
+  EXPECT_OK(model_exists(client, "batched", LEN("batched"), &batched_exists));
+  CHECK(!batched_exists);
+  EXPECT_OK(set_model_from_file(client, "batched", LEN("batched"), path, LEN(path), "TORCH",
+                                LEN("TORCH"), "CPU", LEN("CPU"), 4, 2, 0, NULL, 0, NULL, NULL, 0,
+                                NULL, NULL, 0));
+  EXPECT_OK(delete_model(client, "batched", LEN("batched")));
+
   const char* source = "def times_two(x):\n    return 2 * x\n";
   EXPECT_OK(set_script(client, "script", LEN("script"), "CPU", LEN("CPU"), source, LEN(source)));
   const char* stored = NULL;
@@ -420,10 +453,21 @@ int main(int argc, char** argv) {
   test_models(client, argv[1]);
   test_prefixes(simple);
 
-  /* Log lines with a client's name and with a context string, to SR_LOG_FILE at DEBUG. */
+  /* Log lines with a client's name, a logging context's and a context string, to SR_LOG_FILE
+   * at DEBUG. */
+  void* logcontext = NULL;
+  EXPECT_OK(SmartRedisCLogContext("c_logcontext", LEN("c_logcontext"), &logcontext));
+  CHECK(logcontext != NULL);
   log_data(client, LLInfo, "c program done", LEN("c program done"));
   log_warning_string("c_context", LEN("c_context"), LLInfo, "a warning", LEN("a warning"));
   log_data(client, LLDeveloper, "too detailed", LEN("too detailed"));
+  log_data(logcontext, LLDebug, "context data", LEN("context data"));
+  log_error(logcontext, LLInfo, "context error", LEN("context error"));
+  EXPECT(SRParameterError, DeallocateLogContext(&client)); /* not a logging context */
+  EXPECT(SRParameterError, SmartRedisCLogContext("x", 1, NULL));
+  EXPECT_OK(DeallocateLogContext(&logcontext));
+  CHECK(logcontext == NULL);
+  EXPECT_OK(DeallocateLogContext(&logcontext)); /* NULL: nothing to free */
   const char* log_path = getenv("SR_LOG_FILE");
   CHECK(log_path != NULL);
   if (log_path != NULL) {
@@ -437,6 +481,9 @@ int main(int argc, char** argv) {
       CHECK(strstr(text, "c_program@") != NULL && strstr(text, ":c program done") != NULL);
       CHECK(strstr(text, "c_context@") != NULL && strstr(text, "WARNING: a warning") != NULL);
       CHECK(strstr(text, "too detailed") == NULL);
+      CHECK(strstr(text, "c_logcontext@") != NULL &&
+            strstr(text, ":New LogContext created") != NULL);
+      CHECK(strstr(text, ":context data") != NULL && strstr(text, ":ERROR: context error") != NULL);
     }
   }
 

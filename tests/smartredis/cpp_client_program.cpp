@@ -196,6 +196,28 @@ void scripts(SmartRedis::Client& client) {
                                              "delete_script of a missing script", "cpp_script");
 }
 
+// SmartRedis's checks of set_model's batching arguments, made before anything is sent (so that
+// bytes that are no model never reach the server).
+void batching(SmartRedis::Client& client) {
+  const std::string_view not_a_model("not a model");
+  check_throws<SmartRedis::RuntimeException>(
+      [&] { client.set_model("cpp_batched", not_a_model, "TORCH", "CPU", 0, 0, 5); },
+      "min_batch_timeout without batch_size", "batch_size must be non-zero");
+  check_throws<SmartRedis::RuntimeException>(
+      [&] { client.set_model("cpp_batched", not_a_model, "TORCH", "CPU", 0, 2, 0); },
+      "min_batch_size without batch_size", "batch_size must be non-zero");
+  check_throws<SmartRedis::RuntimeException>(
+      [&] { client.set_model("cpp_batched", not_a_model, "TORCH", "CPU", 4, 0, 5); },
+      "min_batch_timeout without min_batch_size", "min_batch_size must be non-zero");
+  check_throws<SmartRedis::ParameterException>(
+      [&] { client.set_model("cpp_batched", not_a_model, "TORCH", "CPU", -1, 0, 0); },
+      "a negative batch_size", "negative");
+  check_throws<SmartRedis::RuntimeException>(
+      [&] { client.set_model_multigpu("cpp_batched", not_a_model, "TORCH", 0, 1, 0, 0, 5); },
+      "set_model_multigpu: min_batch_timeout without batch_size", "batch_size");
+  check(!client.model_exists("cpp_batched"), "nothing stored by refused set_model calls");
+}
+
 void administration(SmartRedis::Client& client, const std::string& address) {
   SmartRedis::parsed_reply_nested_map info = client.get_db_node_info(address);
   check(!info.empty(), "get_db_node_info");
@@ -268,11 +290,18 @@ int main() {
   try {
     SmartRedis::LogContext context("cpp_program");
     SmartRedis::log_data(&context, LLInfo, "starting");
+    // A LogContext is an SRObject: used, and destroyed, through the base class.
+    std::unique_ptr<SmartRedis::SRObject> owned =
+        std::make_unique<SmartRedis::LogContext>("cpp_owned_context");
+    check(owned->get_context() == "cpp_owned_context", "LogContext::get_context");
+    SmartRedis::log_error(owned.get(), LLInfo, "through the base class");
+    owned.reset();
     SmartRedis::Client client(false, "cpp_program");
     client.log_data(LLInfo, "client created");
     tensors(client);
     datasets(client);
     scripts(client);
+    batching(client);
     administration(client, address);
     prefixes(address);
     configuration(address);

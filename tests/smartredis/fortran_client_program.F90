@@ -1,5 +1,6 @@
 ! A Fortran program written against SmartRedis 0.6's documented Fortran API (smartredis_client,
-! smartredis_dataset, smartredis_configoptions, smartredis_logger, enum_fortran.inc), built against the installed-style module files and
+! smartredis_dataset, smartredis_configoptions, smartredis_logcontext, smartredis_logger,
+! smartredis_errors, enum_fortran.inc), built against the installed-style module files and
 ! libslipstream_smartredis_fortran, run against a real Slipstream server (run_c_fortran.sh:
 ! SSDB=host:port, SSKEYOUT=member_a, SSKEYIN=member_a,member_b). Every value read back is
 ! checked, and the return codes of bad calls; the lines it logs are read back from SR_LOG_FILE.
@@ -8,8 +9,9 @@ program smartredis_fortran_program
   use iso_c_binding
   use smartredis_client, only: client_type
   use smartredis_dataset, only: dataset_type
-  use smartredis_errors, only: get_last_error
+  use smartredis_errors, only: get_last_error, print_last_error
   use smartredis_configoptions, only: configoptions_type
+  use smartredis_logcontext, only: logcontext_type
   use smartredis_logger, only: log_data, log_warning, log_error
   implicit none
 
@@ -30,6 +32,7 @@ program smartredis_fortran_program
 
   call test_tensors()
   call test_datasets()
+  call test_descriptions()
   call test_models()
   call test_prefixes()
   call test_configoptions()
@@ -383,15 +386,92 @@ contains
                 'initialize with options never created')
   end subroutine test_configoptions
 
-  !> smartredis_logger with a client, a dataset and a string as context, read back from
-  !> SR_LOG_FILE (SR_LOG_LEVEL=DEBUG: the LLDeveloper line must not be there).
+  !> A new scratch unit to print to.
+  integer function scratch_unit() result(unit)
+    open(newunit=unit, status='scratch', action='readwrite')
+  end function scratch_unit
+
+  !> The first line written to the scratch `unit`, which is closed.
+  function first_line(unit) result(line)
+    integer, intent(in) :: unit
+    character(len=1024) :: line
+    line = ''
+    rewind(unit)
+    read(unit, '(a)') line
+    close(unit)
+  end function first_line
+
+  !> dataset_type's type, dimension and description calls; print_client, print_dataset and
+  !> print_last_error to a unit.
+  subroutine test_descriptions()
+    type(dataset_type) :: dataset
+    real(kind=c_double) :: field(4, 3)
+    integer(kind=c_int16_t) :: counts(5)
+    integer :: ttype, mdtype, dims(4), ndims, unit
+
+    field = 1
+    counts = 2
+    call expect(dataset%initialize('fortran_described'), SRNoError, 'dataset%initialize')
+    call expect(dataset%add_tensor('field', field, shape(field)), SRNoError, 'add_tensor')
+    call expect(dataset%add_tensor('counts', counts, shape(counts)), SRNoError, 'add_tensor')
+    call expect(dataset%add_meta_scalar('time', 0.5_c_float), SRNoError, 'add_meta_scalar')
+    call expect(dataset%add_meta_string('label', 'ocean'), SRNoError, 'add_meta_string')
+
+    call expect(dataset%get_tensor_type('field', ttype), SRNoError, 'get_tensor_type')
+    call check(ttype == tensor_dbl, 'get_tensor_type of a real64 tensor')
+    call expect(dataset%get_tensor_type('counts   ', ttype), SRNoError, 'get_tensor_type')
+    call check(ttype == tensor_int16, 'get_tensor_type of an int16 tensor (padded name)')
+    call expect(dataset%get_tensor_type('missing', ttype), SRKeyError, 'get_tensor_type missing')
+    ndims = size(dims)
+    dims = 0
+    call expect(dataset%get_tensor_dims('field', dims, ndims), SRNoError, 'get_tensor_dims')
+    call check(ndims == 2 .and. dims(1) == 4 .and. dims(2) == 3, 'dims keep the Fortran shape')
+    ndims = 1
+    call expect(dataset%get_tensor_dims('field', dims, ndims), SRBadAllocError, &
+                'get_tensor_dims with room for one dimension')
+    call check(ndims == 2, 'get_tensor_dims gives the rank when the room is short')
+    ndims = size(dims) + 1
+    call expect(dataset%get_tensor_dims('field', dims, ndims), SRParameterError, &
+                'get_tensor_dims with dims_length beyond size(dims)')
+    call expect(dataset%get_metadata_field_type('time', mdtype), SRNoError, &
+                'get_metadata_field_type')
+    call check(mdtype == meta_flt, 'metadata type of a real32 field')
+    call expect(dataset%get_metadata_field_type('label', mdtype), SRNoError, &
+                'get_metadata_field_type')
+    call check(mdtype == meta_string, 'metadata type of a string field')
+    call expect(dataset%get_metadata_field_type('none', mdtype), SRKeyError, &
+                'get_metadata_field_type missing')
+
+    call check(dataset%to_string() == 'DataSet (fortran_described): 2 tensors, 2 metadata fields', &
+               'dataset%to_string: '//dataset%to_string())
+    unit = scratch_unit()
+    call dataset%print_dataset(unit)
+    call check(first_line(unit) == dataset%to_string(), 'print_dataset(unit)')
+    unit = scratch_unit()
+    call client%print_client(unit)
+    call check(first_line(unit) == client%to_string(), 'print_client(unit)')
+    call expect(client%rename_tensor('no_such_tensor', 'other'), SRKeyError, 'rename missing')
+    unit = scratch_unit()
+    call print_last_error(unit)
+    call check(index(first_line(unit), 'no_such_tensor') > 0, 'print_last_error(unit)')
+    call expect(dataset%destroy(), SRNoError, 'dataset%destroy')
+  end subroutine test_descriptions
+
+  !> smartredis_logger with a client, a dataset, a logcontext and a string as context, read back
+  !> from SR_LOG_FILE (SR_LOG_LEVEL=DEBUG: the LLDeveloper line must not be there).
   subroutine test_logging()
     type(dataset_type) :: dataset
+    type(logcontext_type) :: logcontext
     character(len=4096) :: log_file
     character(len=1024) :: line
     integer :: unit, status
-    logical :: found(5)
+    logical :: found(8)
 
+    call expect(logcontext%initialize('fortran_logcontext  '), SRNoError, 'logcontext%initialize')
+    call log_data(logcontext, LLInfo, 'fortran log_data from a logcontext')
+    call log_warning(logcontext, LLDebug, 'fortran log_warning from a logcontext')
+    call expect(logcontext%destroy(), SRNoError, 'logcontext%destroy')
+    call expect(logcontext%destroy(), SRNoError, 'logcontext%destroy again')
     call expect(dataset%initialize('fortran_log_ds'), SRNoError, 'dataset%initialize')
     call log_data(client, LLInfo, 'fortran log_data from a client')
     call log_warning(client, LLDebug, 'fortran log_warning from a client')
@@ -417,6 +497,12 @@ contains
       if (index(line, 'fortran_context@') == 1 .and. &
           index(line, ':fortran log_data from a string') > 0) found(4) = .true.
       if (index(line, 'fortran line above the level') > 0) found(5) = .true.
+      if (index(line, 'fortran_logcontext@') == 1 .and. &
+          index(line, ':New LogContext created') > 0) found(6) = .true.
+      if (index(line, 'fortran_logcontext@') == 1 .and. &
+          index(line, ':fortran log_data from a logcontext') > 0) found(7) = .true.
+      if (index(line, 'fortran_logcontext@') == 1 .and. &
+          index(line, ':WARNING: fortran log_warning from a logcontext') > 0) found(8) = .true.
     end do
     close(unit)
     call check(found(1), 'log_data(client) line in SR_LOG_FILE')
@@ -424,6 +510,9 @@ contains
     call check(found(3), 'log_error(dataset) line in SR_LOG_FILE')
     call check(found(4), 'log_data(string) line in SR_LOG_FILE')
     call check(.not. found(5), 'no line above SR_LOG_LEVEL')
+    call check(found(6), 'logcontext creation line (LLDebug) in SR_LOG_FILE')
+    call check(found(7), 'log_data(logcontext) line in SR_LOG_FILE')
+    call check(found(8), 'log_warning(logcontext) line in SR_LOG_FILE')
   end subroutine test_logging
 
 end program smartredis_fortran_program

@@ -13,3 +13,5 @@ WITH_SERVER_TCP=1 "$here/../support/with_server.sh" "$bin" \
   program "$@"
 grep -q '^cpp_program@.*:starting$' "$log" || { echo "log lines missing from SR_LOG_FILE:"; cat "$log"; exit 1; }
 grep -q '^cpp_program@.*:WARNING: finished$' "$log" || { echo "warning line missing:"; cat "$log"; exit 1; }
+grep -q '^cpp_owned_context@.*:ERROR: through the base class$' "$log" ||
+  { echo "LogContext line missing:"; cat "$log"; exit 1; }

@@ -3,9 +3,9 @@ unchanged against a Slipstream server.
 
 A thin layer over the `slipstream` package: Client, Dataset, ConfigOptions, LogContext,
 DatasetConverter (smartredis.dataset_utils, xarray) and the log functions keep SmartRedis's
-names, arguments and errors (smartredis.error), and read the same environment (SSDB,
-SR_DB_TYPE, SSKEYIN, SSKEYOUT, SR_LOG_FILE, SR_LOG_LEVEL). See docs/smartredis.md for what
-differs.
+names, arguments and errors (smartredis.error; smartredis.util has Dtypes), and read the same
+environment (SSDB, SR_DB_TYPE, SSKEYIN, SSKEYOUT, SR_LOG_FILE, SR_LOG_LEVEL). See
+docs/smartredis.md for what differs.
 """
 
 from smartredis.client import Client
@@ -15,6 +15,7 @@ from smartredis.dataset_utils import DatasetConverter
 from smartredis.logger import LLDebug, LLDeveloper, LLInfo, LLQuiet, log_data, log_error, log_warning
 from smartredis.logcontext import LogContext
 from smartredis.srobject import SRObject
+from smartredis import util
 
 __all__ = [
     "Client",

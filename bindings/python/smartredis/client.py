@@ -7,6 +7,8 @@ use_model_ensemble_prefix(True).
 """
 
 import inspect
+import os
+import sys
 import textwrap
 import time
 
@@ -14,10 +16,13 @@ import numpy as np
 
 import slipstream
 from smartredis.configoptions import ConfigOptions
-from smartredis.dataset import Dataset, check_tensor, typecheck
-from smartredis.error import RedisConnectionError, RedisRuntimeError, exception_handler
+from smartredis import logger
+from smartredis.dataset import Dataset, check_tensor
+from smartredis.error import (RedisConnectionError, RedisRuntimeError, RedisTypeError,
+                              exception_handler)
 from smartredis.logger import LLDebug
 from smartredis.srobject import SRObject
+from smartredis.util import typecheck
 
 __all__ = ["Client"]
 
@@ -36,10 +41,41 @@ def _names(value, argument):
 
 
 def _check_device(device):
+    """The device in capitals; TypeError (as SmartRedis) unless it starts with CPU or GPU."""
     typecheck(device, "device", str)
-    if not (device.upper().startswith("CPU") or device.upper().startswith("GPU")):
-        raise ValueError("Device argument must start with either CPU or GPU")
+    device = device.upper()
+    if not (device.startswith("CPU") or device.startswith("GPU")):
+        raise TypeError("Device argument must start with either CPU or GPU")
     return device
+
+
+def _check_file(file):
+    """The absolute path of `file`; FileNotFoundError (as SmartRedis) if it is not a file."""
+    path = os.path.abspath(file)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    return path
+
+
+def _check_batch_settings(batch_size, min_batch_size, min_batch_timeout):
+    """SmartRedis's checks of set_model's batching arguments, made before anything is sent:
+    RedisRuntimeError where the server would ignore them, SmartRedis's warning on standard error
+    for a minimum batch size without a timeout."""
+    if batch_size < 0 or min_batch_size < 0 or min_batch_timeout < 0:
+        raise ValueError("batch_size, min_batch_size and min_batch_timeout must not be negative")
+    if batch_size == 0 and (min_batch_size > 0 or min_batch_timeout > 0):
+        raise RedisRuntimeError("batch_size must be non-zero if min_batch_size or "
+                                "min_batch_timeout is used; otherwise batching will not be "
+                                "performed.", "set_model")
+    if min_batch_timeout > 0 and min_batch_size == 0:
+        raise RedisRuntimeError("min_batch_size must be non-zero if min_batch_timeout is used; "
+                                "otherwise the min_batch_timeout parameter is ignored.",
+                                "set_model")
+    if min_batch_size > 0 and min_batch_timeout == 0:
+        sys.stderr.write("WARNING: min_batch_timeout was not set when a non-zero min_batch_size "
+                         "was selected.\nSetting a small value (~10ms) for min_batch_timeout may "
+                         "improve performance\n")
+        sys.stderr.flush()
 
 
 def _check_backend(backend):
@@ -94,6 +130,18 @@ def _pairs(reply):
     return {_text(reply[i]): _text(reply[i + 1]) for i in range(0, len(reply) - 1, 2)}
 
 
+class _Connection:
+    """What a construction method returns (SmartRedis's construction methods return the native
+    client): the connection and the settings it was made with."""
+
+    def __init__(self, native, logger_name, db_type, put_prefix, get_prefixes):
+        self.native = native
+        self.logger_name = logger_name
+        self.db_type = db_type  # "clustered", "standalone" or None (the server's replies decide)
+        self.put_prefix = put_prefix
+        self.get_prefixes = get_prefixes
+
+
 class Client(SRObject):
     def __init__(self, *a, **kw):
         """Connects to the database, in one of SmartRedis's two forms:
@@ -101,45 +149,69 @@ class Client(SRObject):
             Client(config_options: ConfigOptions = None, logger_name: str = "Default")
             Client(cluster: bool, address: str = None, logger_name: str = "Default")  # deprecated
 
-        The first reads SSDB, SR_DB_TYPE, SSKEYIN and SSKEYOUT (suffixed as the ConfigOptions
-        says; unsuffixed when it is None); the second takes the address (else SSDB) as given.
-        Raises RedisConnectionError if there is no address or the server cannot be reached.
+        As in SmartRedis, the form is chosen by the first positional argument (a bool: the
+        second; None or a ConfigOptions: the first; anything else is a TypeError) or, without
+        one, by whether `address` or `cluster` is among the keywords, and the two forms are the
+        methods __address_construction and __standard_construction. The first reads SSDB,
+        SR_DB_TYPE, SSKEYIN and SSKEYOUT (suffixed as the ConfigOptions says); the second sets
+        SSDB to `address` when given, as SmartRedis does. Raises RedisConnectionError if there is
+        no address or the server cannot be reached.
         """
-        deprecated = "address" in kw or "cluster" in kw or (bool(a) and isinstance(a[0], bool))
-        if deprecated:
-            names = ("cluster", "address", "logger_name")
+        if a:
+            if isinstance(a[0], bool):
+                for argument in kw:
+                    if argument not in ("cluster", "address", "logger_name"):
+                        raise TypeError(f"__init__() got an unexpected keyword argument "
+                                        f"'{argument}'")
+                connection = self.__address_construction(*a, **kw)
+            elif a[0] is None or isinstance(a[0], ConfigOptions):
+                connection = self.__standard_construction(*a, **kw)
+            else:
+                raise TypeError(f"Invalid type for argument 0: {type(a[0])}")
+        elif "address" in kw or "cluster" in kw:
+            connection = self.__address_construction(**kw)
         else:
-            names = ("config_options", "logger_name")
-        if len(a) > len(names):
-            raise TypeError(f"Client takes at most {len(names)} positional arguments")
-        arguments = dict(zip(names, a))
-        for key, value in kw.items():
-            if key not in names or key in arguments:
-                raise TypeError(f"Client got an unexpected or repeated argument {key!r}")
-            arguments[key] = value
-        logger_name = arguments.get("logger_name", "Default")
+            connection = self.__standard_construction(**kw)
+        super().__init__(connection.logger_name)
+        self._client = connection.native
+        self._db_type = connection.db_type
+        self._put_prefix = connection.put_prefix
+        self._get_prefixes = connection.get_prefixes
+        self._data_source = self._get_prefixes.split(",")[0] if self._get_prefixes else ""
+        self._use_model_prefix = False
+        self._use_tensor_prefix = True
+        self._nodes = {}
+
+    def __address_construction(self, cluster: bool = False, address: str = None,
+                               logger_name: str = "Default") -> _Connection:
+        """The deprecated form: `address` (stored in SSDB, as SmartRedis does) or SSDB, in
+        cluster mode if `cluster` (which, unlike SmartRedis's, may be left out)."""
+        typecheck(cluster, "cluster", bool)
         typecheck(logger_name, "logger_name", str)
-        super().__init__(logger_name)
+        if address:
+            typecheck(address, "address", str)
+            os.environ["SSDB"] = address
+        if "SSDB" not in os.environ:
+            raise RedisConnectionError("Could not connect to database. $SSDB not set")
+        config = ConfigOptions.create_from_environment("")
+        config.override_string_option("SR_DB_TYPE", "Clustered" if cluster else "Standalone")
+        return Client._connect(config, logger_name)
 
-        if deprecated:
-            cluster = arguments.get("cluster", False)
-            typecheck(cluster, "cluster", bool)
-            config = ConfigOptions.create_from_environment("")
-            if arguments.get("address") is not None:
-                typecheck(arguments["address"], "address", str)
-                config.override_string_option("SSDB", arguments["address"])
-            config.override_string_option("SR_DB_TYPE", "Clustered" if cluster else "Standalone")
-        else:
-            config = arguments.get("config_options")
-            if config is None:
-                config = ConfigOptions.create_from_environment("")
-            typecheck(config, "config_options", ConfigOptions)
-            if not config.is_factory_object:
-                raise RedisRuntimeError("config_options was not created by a ConfigOptions "
-                                        "factory method (create_from_environment)")
-        self._connect(config)
+    @staticmethod
+    def __standard_construction(config_options: ConfigOptions = None,
+                                logger_name: str = "Default") -> _Connection:
+        """The settings of `config_options` (the unsuffixed environment when None)."""
+        typecheck(logger_name, "logger_name", str)
+        if config_options is None:
+            config_options = ConfigOptions.create_from_environment("")
+        typecheck(config_options, "config_options", ConfigOptions)
+        if not config_options.is_factory_object:
+            raise RedisRuntimeError("config_options was not created by a ConfigOptions "
+                                    "factory method (create_from_environment)")
+        return Client._connect(config_options, logger_name)
 
-    def _connect(self, config):
+    @staticmethod
+    def _connect(config, logger_name):
         ssdb = config._resolve("SSDB", None)
         if not ssdb:
             raise RedisConnectionError("Could not connect to database. $SSDB not set"
@@ -147,29 +219,45 @@ class Client(SRObject):
         db_type = config._resolve("SR_DB_TYPE", None)
         if db_type is not None and db_type.lower() not in ("clustered", "standalone"):
             raise ValueError(f"SR_DB_TYPE must be Clustered or Standalone, got {db_type!r}")
-        self._put_prefix = config._resolve("SSKEYOUT", "")
-        self._get_prefixes = config._resolve("SSKEYIN", "")
-        self._data_source = self._get_prefixes.split(",")[0] if self._get_prefixes else ""
-        self._use_model_prefix = False
-        options = {"address": _first_address(ssdb), "key_prefix_out": self._put_prefix,
-                   "key_prefixes_in": self._get_prefixes}
+        put_prefix = config._resolve("SSKEYOUT", "")
+        get_prefixes = config._resolve("SSKEYIN", "")
+        options = {"address": _first_address(ssdb), "key_prefix_out": put_prefix,
+                   "key_prefixes_in": get_prefixes}
         if config.is_configured("SR_CONN_TIMEOUT"):
             options["connect_timeout_ms"] = config.get_integer_option("SR_CONN_TIMEOUT")
         if config.is_configured("SR_CMD_TIMEOUT"):
             options["command_timeout_ms"] = config.get_integer_option("SR_CMD_TIMEOUT")
         try:
-            self._client = slipstream.Client(**options)
+            native = slipstream.Client(**options)
         except slipstream.SlipstreamError as error:
             raise RedisConnectionError(str(error)) from None
-        self._nodes = {}
-        self.log_data(LLDebug, f"New client created, connected to {self._client.address}")
+        logger.log_data(logger_name, LLDebug, f"New client created, connected to {native.address}")
+        return _Connection(native, logger_name, db_type.lower() if db_type else None, put_prefix,
+                           get_prefixes)
 
     def _node(self, address):
-        """A connection to the one server at `address` ("host:port"), for administration."""
+        """A connection to the one server at `address` ("host:port"), for administration;
+        RedisRuntimeError (as SmartRedis raises for an address it cannot use) if it cannot be
+        reached."""
         typecheck(address, "address", str)
         if address not in self._nodes:
-            self._nodes[address] = slipstream.Client(address)
+            try:
+                self._nodes[address] = slipstream.Client(address)
+            except slipstream.SlipstreamError as error:
+                raise RedisRuntimeError(f"cannot reach the database at {address!r}: {error}") \
+                    from None
         return self._nodes[address]
+
+    def _is_cluster(self):
+        """Whether the database is a cluster: SR_DB_TYPE (or the deprecated constructor's
+        cluster flag) says, else the server's answer to CLUSTER INFO."""
+        if self._db_type is not None:
+            return self._db_type == "clustered"
+        try:
+            self._client.command(["CLUSTER", "INFO"])
+        except slipstream.ServerError:
+            return False
+        return True
 
     def __str__(self):
         return (f"Client ({self.get_context()}): connected to {self._client.address}\n"
@@ -205,8 +293,17 @@ class Client(SRObject):
 
     @exception_handler
     def copy_tensor(self, src_name: str, dest_name: str) -> None:
+        """Copies tensor `src_name` to `dest_name`; RedisTypeError (a RedisRuntimeError, as
+        SmartRedis raises) if the source key holds something else, RedisKeyError if it does not
+        exist."""
         typecheck(src_name, "src_name", str)
         typecheck(dest_name, "dest_name", str)
+        source = (f"{self._data_source}.{src_name}" if self._use_tensor_prefix and self._data_source
+                  else src_name)
+        kind = _text(self._client.command(["TYPE", source]))
+        if kind not in ("none", "AI_TENSOR"):
+            raise RedisTypeError(f"copy_tensor: {source!r} holds a {kind}, not a tensor",
+                                 "copy_tensor")
         self._client.copy_tensor(src_name, dest_name)
 
     @exception_handler
@@ -283,13 +380,16 @@ class Client(SRObject):
     def set_script_from_file(self, name: str, file: str, device: str = "CPU") -> None:
         typecheck(name, "name", str)
         typecheck(file, "file", str)
-        self._client.set_script_from_file(name, file, device=_check_device(device))
+        device = _check_device(device)
+        self._client.set_script_from_file(name, _check_file(file), device=device)
 
     @exception_handler
     def set_script_from_file_multigpu(self, name: str, file: str, first_gpu: int,
                                       num_gpus: int) -> None:
+        typecheck(name, "name", str)
         typecheck(file, "file", str)
-        with open(file, encoding="utf-8") as source:
+        _check_gpus(first_gpu, num_gpus)
+        with open(_check_file(file), encoding="utf-8") as source:
             self.set_script_multigpu(name, source.read(), first_gpu, num_gpus)
 
     @exception_handler
@@ -328,25 +428,30 @@ class Client(SRObject):
     # ---- Models -----------------------------------------------------------------------------
 
     @staticmethod
-    def _model_options(batch_size, min_batch_size, min_batch_timeout, tag, inputs, outputs):
+    def _check_model_types(batch_size, min_batch_size, min_batch_timeout, tag):
         for value, argument in ((batch_size, "batch_size"), (min_batch_size, "min_batch_size"),
                                 (min_batch_timeout, "min_batch_timeout")):
             typecheck(value, argument, int)
         typecheck(tag, "tag", str)
+
+    @staticmethod
+    def _model_options(batch_size, min_batch_size, min_batch_timeout, tag, inputs, outputs):
+        Client._check_model_types(batch_size, min_batch_size, min_batch_timeout, tag)
+        inputs, outputs = _names(inputs, "inputs"), _names(outputs, "outputs")
+        _check_batch_settings(batch_size, min_batch_size, min_batch_timeout)
         return {"batch_size": batch_size, "min_batch_size": min_batch_size,
                 "min_batch_timeout_ms": min_batch_timeout, "tag": tag,
-                "inputs": _names(inputs, "inputs") or None,
-                "outputs": _names(outputs, "outputs") or None}
+                "inputs": inputs or None, "outputs": outputs or None}
 
     @exception_handler
     def set_model(self, name: str, model: bytes, backend: str, device: str = "CPU",
                   batch_size: int = 0, min_batch_size: int = 0, min_batch_timeout: int = 0,
                   tag: str = "", inputs=None, outputs=None) -> None:
         typecheck(name, "name", str)
-        self._client.set_model(name, model, backend=_check_backend(backend),
-                               device=_check_device(device),
-                               **self._model_options(batch_size, min_batch_size,
-                                                     min_batch_timeout, tag, inputs, outputs))
+        device, backend = _check_device(device), _check_backend(backend)
+        options = self._model_options(batch_size, min_batch_size, min_batch_timeout, tag, inputs,
+                                      outputs)
+        self._client.set_model(name, model, backend=backend, device=device, **options)
 
     @exception_handler
     def set_model_multigpu(self, name: str, model: bytes, backend: str, first_gpu: int,
@@ -356,10 +461,10 @@ class Client(SRObject):
         """Stores the model once per GPU ("<name>.GPU:<n>") and under <name> on "GPU", as
         SmartRedis does; the server refuses GPU devices when it has no CUDA device."""
         typecheck(name, "name", str)
+        backend = _check_backend(backend)
         _check_gpus(first_gpu, num_gpus)
         options = self._model_options(batch_size, min_batch_size, min_batch_timeout, tag, inputs,
                                       outputs)
-        backend = _check_backend(backend)
         for gpu in range(first_gpu, first_gpu + num_gpus):
             self._client.set_model(f"{name}.GPU:{gpu}", model, backend=backend,
                                    device=f"GPU:{gpu}", **options)
@@ -370,8 +475,11 @@ class Client(SRObject):
                             batch_size: int = 0, min_batch_size: int = 0,
                             min_batch_timeout: int = 0, tag: str = "", inputs=None,
                             outputs=None) -> None:
+        typecheck(name, "name", str)
         typecheck(model_file, "model_file", str)
-        with open(model_file, "rb") as model:
+        device, backend = _check_device(device), _check_backend(backend)
+        self._check_model_types(batch_size, min_batch_size, min_batch_timeout, tag)
+        with open(_check_file(model_file), "rb") as model:
             self.set_model(name, model.read(), backend, device, batch_size, min_batch_size,
                            min_batch_timeout, tag, inputs, outputs)
 
@@ -380,8 +488,13 @@ class Client(SRObject):
                                      first_gpu: int, num_gpus: int, batch_size: int = 0,
                                      min_batch_size: int = 0, min_batch_timeout: int = 0,
                                      tag: str = "", inputs=None, outputs=None) -> None:
+        typecheck(name, "name", str)
         typecheck(model_file, "model_file", str)
-        with open(model_file, "rb") as model:
+        backend = _check_backend(backend)
+        typecheck(first_gpu, "first_gpu", int)
+        typecheck(num_gpus, "num_gpus", int)
+        self._check_model_types(batch_size, min_batch_size, min_batch_timeout, tag)
+        with open(_check_file(model_file), "rb") as model:
             self.set_model_multigpu(name, model.read(), backend, first_gpu, num_gpus, batch_size,
                                     min_batch_size, min_batch_timeout, tag, inputs, outputs)
 
@@ -495,6 +608,7 @@ class Client(SRObject):
     def use_tensor_ensemble_prefix(self, use_prefix: bool) -> None:
         typecheck(use_prefix, "use_prefix", bool)
         self._client.use_tensor_ensemble_prefix(use_prefix)
+        self._use_tensor_prefix = use_prefix
 
     def use_dataset_ensemble_prefix(self, use_prefix: bool) -> None:
         typecheck(use_prefix, "use_prefix", bool)
@@ -520,8 +634,14 @@ class Client(SRObject):
 
     @exception_handler
     def get_db_cluster_info(self, addresses: list) -> list:
+        """CLUSTER INFO of each address, as {field: value}; RedisRuntimeError (SmartRedis's
+        "Cannot run on non-cluster environment") for a database that is not a cluster."""
+        addresses = self._addresses(addresses)
+        if not self._is_cluster():
+            raise RedisRuntimeError("Cannot run on non-cluster environment",
+                                    "get_db_cluster_info")
         return [_parse_info(self._node(a).command(["CLUSTER", "INFO"])).get("default", {})
-                for a in self._addresses(addresses)]
+                for a in addresses]
 
     @exception_handler
     def get_ai_info(self, addresses: list, key: str, reset_stat: bool = False) -> list:
@@ -530,7 +650,11 @@ class Client(SRObject):
         if self._use_model_prefix and self._data_source:
             key = f"{self._data_source}.{key}"
         command = ["AI.INFO", key] + (["RESETSTAT"] if reset_stat else [])
-        return [_pairs(self._node(a).command(command)) for a in self._addresses(addresses)]
+        try:
+            return [_pairs(self._node(a).command(command)) for a in self._addresses(addresses)]
+        except slipstream.KeyNotFoundError as error:
+            # The server's refusal, which SmartRedis reports as a runtime error.
+            raise RedisRuntimeError(str(error), "get_ai_info") from None
 
     @exception_handler
     def flush_db(self, addresses: list) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import slipstream
 from smartredis.error import exception_handler
 from smartredis.srobject import SRObject
+from smartredis.util import typecheck
 
 __all__ = ["Dataset"]
 
@@ -18,12 +19,6 @@ _METADATA_TYPES = {
     slipstream.MetaDataType.UINT64: np.uint64,
     slipstream.MetaDataType.STRING: str,
 }
-
-
-def typecheck(value, name, expected):
-    """SmartRedis's argument check: TypeError naming the argument."""
-    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-        raise TypeError(f"Argument provided for {name}, {type(value)}, is not of type {expected}")
 
 
 _TENSOR_DTYPES = tuple(np.dtype(t) for t in (np.float64, np.float32, np.int8, np.int16, np.int32,
@@ -56,6 +51,22 @@ class Dataset(SRObject):
         SRObject.__init__(dataset, native.get_name())
         dataset._native = native
         return dataset
+
+    @staticmethod
+    def from_pybind(dataset: "slipstream.Dataset") -> "Dataset":
+        """A Dataset around the native dataset underneath (what get_data() returns), as
+        SmartRedis's from_pybind; TypeError for anything else."""
+        typecheck(dataset, "dataset", slipstream.Dataset)
+        return Dataset._wrap(dataset)
+
+    def get_data(self) -> "slipstream.Dataset":
+        """The native dataset underneath (a slipstream.Dataset)."""
+        return self._native
+
+    def set_data(self, dataset: "slipstream.Dataset") -> None:
+        """Replaces the native dataset underneath; TypeError unless it is a slipstream.Dataset."""
+        typecheck(dataset, "dataset", slipstream.Dataset)
+        self._native = dataset
 
     def get_name(self) -> str:
         return self._native.get_name()

@@ -13,13 +13,15 @@ either library converts in the other:
   (both strings: add them with Dataset.add_meta_string).
 
 Only transform_to_xarray needs xarray (Debian: python3-xarray); without it, it raises
-RedisRuntimeError saying so.
+RedisRuntimeError saying so. The module attribute `xr` is the xarray module once imported; set to
+None, it makes transform_to_xarray behave as without xarray (as in SmartRedis).
 """
 
 import typing as t
 
-from smartredis.dataset import Dataset, typecheck
+from smartredis.dataset import Dataset
 from smartredis.error import RedisKeyError, RedisRuntimeError
+from smartredis.util import typecheck
 
 __all__ = ["DatasetConverter"]
 
@@ -60,14 +62,33 @@ def _first_string(dataset: Dataset, field: str, role: str) -> str:
     return dataset.get_meta_strings(field)[0]
 
 
+class _NotImported:
+    """The value of `xr` until transform_to_xarray first imports xarray."""
+
+    def __repr__(self):
+        return "<xarray not imported yet>"
+
+
+# The xarray module, as SmartRedis's module names it: imported at the first transform_to_xarray
+# (importing smartredis stays quick). None means "not installed", as in SmartRedis, so that
+# setting it to None simulates a missing xarray.
+xr = _NotImported()
+
+_MISSING_XARRAY = ("Optional package xarray must be installed (Debian: apt install "
+                   "python3-xarray; otherwise pip install xarray): "
+                   "DatasetConverter.transform_to_xarray needs it")
+
+
 def _import_xarray():
+    """The xarray module; RedisRuntimeError if `xr` is None or xarray cannot be imported."""
+    global xr  # pylint: disable=global-statement,invalid-name
+    if xr is None:
+        raise RedisRuntimeError(_MISSING_XARRAY)
     try:
         import xarray  # pylint: disable=import-outside-toplevel
     except ImportError as error:
-        raise RedisRuntimeError(
-            "DatasetConverter.transform_to_xarray needs the optional package xarray, which is not "
-            "installed (Debian: apt install python3-xarray; otherwise pip install xarray)"
-        ) from error
+        raise RedisRuntimeError(_MISSING_XARRAY) from error
+    xr = xarray
     return xarray
 
 

@@ -3,7 +3,9 @@
 As SmartRedis: bad arguments raise ValueError, wrong types TypeError, a missing key
 RedisKeyError, a timeout RedisTimeoutError, an unreachable server RedisConnectionError (when
 connecting) or RedisDatabaseError, a refused request RedisRuntimeError; all Redis*Error classes
-derive from RedisReplyError (a RuntimeError) except RedisConnectionError.
+derive from RedisReplyError (a RuntimeError) except RedisConnectionError. A key holding another
+kind of value raises RedisTypeError, both a TypeError and (as the server's refusal is in
+SmartRedis) a RedisRuntimeError.
 """
 
 import functools
@@ -20,6 +22,7 @@ __all__ = [
     "RedisInternalError",
     "RedisTimeoutError",
     "RedisKeyError",
+    "RedisTypeError",
 ]
 
 
@@ -33,7 +36,8 @@ class RedisConnectionError(RuntimeError):
 
 
 class RedisReplyError(RuntimeError):
-    def __init__(self, cpp_error: str, method: str = "") -> None:
+    def __init__(self, cpp_error: str, method: str = "", key: str = "") -> None:
+        del key  # SmartRedis's argument, unused in its messages too
         super().__init__(f"{method} execution failed\n{cpp_error}" if method else cpp_error)
 
 
@@ -61,13 +65,17 @@ class RedisKeyError(RedisReplyError):
     pass
 
 
+class RedisTypeError(RedisRuntimeError, TypeError):
+    """A key that holds another kind of value (a script where a tensor was asked for ...)."""
+
+
 def translated(error, method=""):
     """The SmartRedis exception for a Slipstream one (other exceptions are returned as they are)."""
     message = str(error)
     if isinstance(error, (slipstream.InvalidArgumentError, slipstream.BufferTooSmallError)):
         return ValueError(f"{method}: {message}" if method else message)
     if isinstance(error, slipstream.WrongTypeError):
-        return TypeError(f"{method}: {message}" if method else message)
+        return RedisTypeError(message, method)
     if isinstance(error, slipstream.KeyNotFoundError):
         return RedisKeyError(message, method)
     if isinstance(error, slipstream.TimeoutError):
