@@ -843,6 +843,12 @@ enum slipstream_stream_start {
   SLIPSTREAM_STREAM_OLDEST = 0, /**< at the oldest step still held */
   SLIPSTREAM_STREAM_NEWEST = 1  /**< at the next step a writer begins */
 };
+/** How a group shares its steps among its readers (docs/streams.md, "Step distribution"). */
+enum slipstream_stream_distribution {
+  SLIPSTREAM_STREAM_DISTRIBUTE_ALL = 0,         /**< every reader gets a share of every step */
+  SLIPSTREAM_STREAM_DISTRIBUTE_ROUND_ROBIN = 1, /**< each step whole to one reader, in turn */
+  SLIPSTREAM_STREAM_DISTRIBUTE_ON_DEMAND = 2    /**< each step whole to the reader asking first */
+};
 
 /** What slipstream_stream_next_step found. */
 enum slipstream_stream_next_kind {
@@ -854,8 +860,8 @@ enum slipstream_stream_next_kind {
 typedef int32_t slipstream_stream_next_kind_t;
 
 /** How a writer attaches to a stream; initialise with slipstream_stream_writer_options_init.
- *  Every writer of a stream must give the same queue limit, expected groups, failure mode and
- *  step timeout. */
+ *  Every writer of a stream must give the same queue limit, expected groups, failure mode, step
+ *  timeout and first_step_precious. */
 typedef struct slipstream_stream_writer_options {
   /** Steps held at once (reserved at begin_step, so 1 means one step in memory). Default 2. */
   int64_t queue_limit;
@@ -877,6 +883,11 @@ typedef struct slipstream_stream_writer_options {
   /** Non-zero (default): end_step also reserves this writer's next step when a slot is free at
    *  that moment, so its begin_step costs no round trip. 0: every begin_step is a round trip. */
   int reserve_next_step;
+  /** Non-zero: the first step that completes is kept for the stream's life and handed first to
+   *  every group that joins later (ADIOS2 SST's FirstTimestepPrecious); it holds one step's
+   *  memory until the stream is forgotten or deleted. 0 (default): not kept. Every writer must
+   *  give the same. */
+  int first_step_precious;
 } slipstream_stream_writer_options_t;
 
 /** Sets every field of `options` to its default (see the fields). Always use it: a zeroed struct
@@ -967,7 +978,7 @@ SLIPSTREAM_C_API slipstream_status_t
 slipstream_stream_writer_close(slipstream_stream_writer_t* writer);
 
 /** How a reader joins a group; initialise with slipstream_stream_reader_options_init. Every
- *  reader of a group must give the same policy, start and strategy. */
+ *  reader of a group must give the same policy, start, strategy and step distribution. */
 typedef struct slipstream_stream_reader_options {
   /** SLIPSTREAM_STREAM_BLOCK (default) or SLIPSTREAM_STREAM_DISCARD. */
   int32_t policy;
@@ -987,6 +998,11 @@ typedef struct slipstream_stream_reader_options {
   /** This reader's host. NULL or empty: this machine's hostname. */
   const char* hostname;
   size_t hostname_length;
+  /** SLIPSTREAM_STREAM_DISTRIBUTE_ALL (default: every reader gets its share of every step),
+   *  _ROUND_ROBIN (each step whole to one reader, in turn by rank) or _ON_DEMAND (each step
+   *  whole to the reader that asks first). A step handed whole has this reader alone in its
+   *  reader table, so the strategy gives it every chunk. */
+  int32_t step_distribution;
 } slipstream_stream_reader_options_t;
 
 /** Sets every field of `options` to its default (see the fields). */
@@ -996,8 +1012,8 @@ slipstream_stream_reader_options_init(slipstream_stream_reader_options_t* option
 /** Connects and joins `group` of `size` readers as `rank` (rank < size) on `stream` (created,
  *  waiting for its writers, if none has attached yet); stores a new handle in *reader (destroy
  *  it with slipstream_stream_reader_destroy). `options` NULL: the defaults. INVALID_ARGUMENT for
- *  an empty name, a rank out of range, an unknown policy, start or strategy; SERVER_ERROR if the
- *  group exists with other settings or the rank is taken; connection errors as
+ *  an empty name, a rank out of range, an unknown policy, start, strategy or step distribution;
+ *  SERVER_ERROR if the group exists with other settings or the rank is taken; connection errors as
  *  slipstream_client_create. A group is handed steps once all its readers have joined. */
 SLIPSTREAM_C_API slipstream_status_t slipstream_stream_reader_create(
     const slipstream_client_options_t* client_options, const char* stream, size_t stream_length,

@@ -17,6 +17,7 @@ module slipstream_stream_c_api
     integer(c_size_t) :: hostname_length = 0
     integer(c_int64_t) :: shared_memory_min_bytes = 65536
     integer(c_int) :: reserve_next_step = 1
+    integer(c_int) :: first_step_precious = 0
   end type c_stream_writer_options_t
 
   !> slipstream_stream_reader_options_t
@@ -30,6 +31,7 @@ module slipstream_stream_c_api
     integer(c_int64_t) :: next_timeout_ms = 0
     type(c_ptr) :: hostname = c_null_ptr
     integer(c_size_t) :: hostname_length = 0
+    integer(c_int32_t) :: step_distribution = 0
   end type c_stream_reader_options_t
 
   interface

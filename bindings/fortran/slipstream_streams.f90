@@ -25,12 +25,19 @@ module slipstream_streams
             SLIPSTREAM_STREAM_TIMEOUT
   public :: SLIPSTREAM_ATTRIBUTE_STRING, SLIPSTREAM_ATTRIBUTE_INT64, SLIPSTREAM_ATTRIBUTE_DOUBLE, &
             SLIPSTREAM_ATTRIBUTE_STRINGS, SLIPSTREAM_ATTRIBUTE_INT64S, SLIPSTREAM_ATTRIBUTE_DOUBLES
+  public :: SLIPSTREAM_STREAM_DISTRIBUTE_ALL, SLIPSTREAM_STREAM_DISTRIBUTE_ROUND_ROBIN, &
+            SLIPSTREAM_STREAM_DISTRIBUTE_ON_DEMAND
 
   ! What next_step found (slipstream_stream_next_kind).
   integer, parameter :: SLIPSTREAM_STREAM_STEP = 0
   integer, parameter :: SLIPSTREAM_STREAM_SKIPPED = 1
   integer, parameter :: SLIPSTREAM_STREAM_END = 2
   integer, parameter :: SLIPSTREAM_STREAM_TIMEOUT = 3
+  ! How a group shares its steps (slipstream_stream_distribution): reader%initialize's
+  ! step_distribution.
+  integer, parameter :: SLIPSTREAM_STREAM_DISTRIBUTE_ALL = 0
+  integer, parameter :: SLIPSTREAM_STREAM_DISTRIBUTE_ROUND_ROBIN = 1
+  integer, parameter :: SLIPSTREAM_STREAM_DISTRIBUTE_ON_DEMAND = 2
   ! Attribute types (slipstream_attribute_type).
   integer, parameter :: SLIPSTREAM_ATTRIBUTE_STRING = 0
   integer, parameter :: SLIPSTREAM_ATTRIBUTE_INT64 = 1
@@ -164,19 +171,22 @@ contains
   !> hostname (blank: this machine's), shared_memory_min_bytes (over a Unix socket, chunks of at
   !> least this many bytes go through shared memory; 65536; negative is refused),
   !> reserve_next_step (.true.: end_step also reserves the next step when a slot is free, so its
-  !> begin_step costs no round trip; .false.: every begin_step is a round trip). Every writer of a
-  !> stream must give the same queue_limit, expected_groups, end_on_writer_failure and
-  !> step_timeout_ms.
+  !> begin_step costs no round trip; .false.: every begin_step is a round trip),
+  !> first_step_precious (.true.: the first step that completes is kept for the stream's life and
+  !> handed first to every group that joins later; default .false.). Every writer of a stream
+  !> must give the same queue_limit, expected_groups, end_on_writer_failure, step_timeout_ms and
+  !> first_step_precious.
   integer function writer_initialize(self, stream, rank, writers, address, password, queue_limit, &
                                      expected_groups, end_on_writer_failure, step_timeout_ms, &
                                      begin_timeout_ms, hostname, shared_memory_min_bytes, &
-                                     reserve_next_step) result(code)
+                                     reserve_next_step, first_step_precious) result(code)
     class(stream_writer_type), intent(inout) :: self
     character(len=*), intent(in) :: stream
     integer, intent(in) :: rank, writers
     character(len=*), optional, intent(in) :: address, password, hostname
     integer, optional, intent(in) :: queue_limit, expected_groups
     logical, optional, intent(in) :: end_on_writer_failure, reserve_next_step
+    logical, optional, intent(in) :: first_step_precious
     integer(c_int64_t), optional, intent(in) :: step_timeout_ms, begin_timeout_ms
     integer(c_int64_t), optional, intent(in) :: shared_memory_min_bytes
     type(c_client_options_t) :: client_options
@@ -197,6 +207,9 @@ contains
       options%shared_memory_min_bytes = shared_memory_min_bytes
     end if
     if (present(reserve_next_step)) options%reserve_next_step = to_c_flag(reserve_next_step)
+    if (present(first_step_precious)) then
+      options%first_step_precious = to_c_flag(first_step_precious)
+    end if
     code = c_stream_writer_create(client_options, stream, c_text_length(stream), &
                                   int(rank, c_int32_t), int(writers, c_int32_t), options, &
                                   self%handle)
@@ -356,16 +369,20 @@ contains
   !> "hostname_binpacking_slicedataset"; see docs/streams.md), discard (.true.: the DISCARD
   !> policy; default BLOCK), start_newest (.true.: start at the next step begun; default the
   !> oldest held), split_dimension (a C-order dimension number, from 0), no_empty_readers,
-  !> next_timeout_ms (0: next_step waits as long as it takes), hostname.
+  !> next_timeout_ms (0: next_step waits as long as it takes), hostname, step_distribution
+  !> (SLIPSTREAM_STREAM_DISTRIBUTE_ALL, the default: every reader gets its share of every step;
+  !> _ROUND_ROBIN: each step whole to one reader, in turn by rank; _ON_DEMAND: each step whole to
+  !> the reader that asks first; every reader of a group must give the same).
   integer function reader_initialize(self, stream, group, rank, size, address, password, &
                                      strategy, discard, start_newest, split_dimension, &
-                                     no_empty_readers, next_timeout_ms, hostname) result(code)
+                                     no_empty_readers, next_timeout_ms, hostname, &
+                                     step_distribution) result(code)
     class(stream_reader_type), intent(inout) :: self
     character(len=*), intent(in) :: stream, group
     integer, intent(in) :: rank, size
     character(len=*), optional, intent(in) :: address, password, strategy, hostname
     logical, optional, intent(in) :: discard, start_newest, no_empty_readers
-    integer, optional, intent(in) :: split_dimension
+    integer, optional, intent(in) :: split_dimension, step_distribution
     integer(c_int64_t), optional, intent(in) :: next_timeout_ms
     type(c_client_options_t) :: client_options
     type(c_stream_reader_options_t) :: options
@@ -386,6 +403,9 @@ contains
     if (present(next_timeout_ms)) options%next_timeout_ms = next_timeout_ms
     if (present(hostname)) then
       call copy_to_c_chars(hostname, .true., host_c, options%hostname, options%hostname_length)
+    end if
+    if (present(step_distribution)) then
+      options%step_distribution = int(step_distribution, c_int32_t)
     end if
     code = c_stream_reader_create(client_options, stream, c_text_length(stream), group, &
                                   c_text_length(group), int(rank, c_int32_t), &

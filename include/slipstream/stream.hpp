@@ -61,6 +61,13 @@ struct StreamWriterOptions {
   /// another step, close() or a disconnect withdraws it, and readers never see it. False: every
   /// begin_step is a round trip.
   bool reserve_next_step = true;
+  /// ADIOS2 SST's FirstTimestepPrecious. True: the first step that completes is kept for the
+  /// stream's whole life, and every group that joins later (whatever its start) is handed it
+  /// first, then continues as its start says. It holds one step's memory (chunks, attributes,
+  /// segments) until the stream is forgotten or deleted, and takes a slot of queue_limit only
+  /// while a group that is entitled to it has not released it. Sent only when true (a server
+  /// without the option refuses it).
+  bool first_step_precious = false;
 };
 
 /// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process
@@ -141,10 +148,24 @@ class SLIPSTREAM_API StreamWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+/// How a group shares its steps among its readers (StreamReaderOptions::step_distribution).
+///   kAll:        every reader gets every step and its share of the chunks by the strategy.
+///   kRoundRobin: each step goes whole to one reader, in turn: the group's k-th step to its
+///                members in ascending rank order, k mod M (deterministic). A step whose reader
+///                left before taking it goes to the next member in rank order.
+///   kOnDemand:   each step goes whole to whichever reader asks first (next_step()).
+/// A step handed whole has this reader alone in its reader table (StreamStep::readers()), so the
+/// strategy gives it every chunk (with a hostname_ strategy whose fallback is discard or fail,
+/// chunks of writers on other hosts are discarded or refused: use another fallback). A reader is
+/// never handed a step handed to another reader of its group; every reader is still told of
+/// every aborted step (kSkipped).
+enum class StepDistribution { kAll, kRoundRobin, kOnDemand };
+
 /// How a reader joins a group.
 struct StreamReaderOptions {
   enum class Policy { kBlock, kDiscard };
   enum class Start { kOldest, kNewest };
+  using StepDistribution = slipstream::StepDistribution;
   /// Block: the group sees every step and writers wait for it. Discard: writers never wait for
   /// its backlog; steps it falls behind on are skipped for it (counted).
   Policy policy = Policy::kBlock;
@@ -157,6 +178,10 @@ struct StreamReaderOptions {
   std::chrono::milliseconds next_timeout{0};
   /// This reader's host. Empty: this machine's hostname.
   std::string hostname;
+  /// How the group shares its steps (see StepDistribution); every member must agree (the server
+  /// refuses a join that differs). Sent only when not kAll (a server without the option refuses
+  /// it).
+  StepDistribution step_distribution = StepDistribution::kAll;
 };
 
 /// A record component of a step as the reader sees it: every chunk the writers put (all ranks),

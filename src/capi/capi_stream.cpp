@@ -102,6 +102,7 @@ slipstream::StreamWriterOptions writer_options_arg(
   cpp.shared_memory_min_bytes = static_cast<std::size_t>(
       non_negative(options->shared_memory_min_bytes, "shared_memory_min_bytes"));
   cpp.reserve_next_step = options->reserve_next_step != 0;
+  cpp.first_step_precious = options->first_step_precious != 0;
   return cpp;
 }
 
@@ -143,6 +144,21 @@ slipstream::StreamReaderOptions reader_options_arg(
   cpp.next_timeout =
       std::chrono::milliseconds(non_negative(options->next_timeout_ms, "next_timeout_ms"));
   cpp.hostname = string_arg(options->hostname, options->hostname_length, "hostname");
+  switch (options->step_distribution) {
+    case SLIPSTREAM_STREAM_DISTRIBUTE_ALL:
+      cpp.step_distribution = slipstream::StepDistribution::kAll;
+      break;
+    case SLIPSTREAM_STREAM_DISTRIBUTE_ROUND_ROBIN:
+      cpp.step_distribution = slipstream::StepDistribution::kRoundRobin;
+      break;
+    case SLIPSTREAM_STREAM_DISTRIBUTE_ON_DEMAND:
+      cpp.step_distribution = slipstream::StepDistribution::kOnDemand;
+      break;
+    default:
+      throw InvalidArgumentError("step_distribution " + std::to_string(options->step_distribution) +
+                                 " is none of SLIPSTREAM_STREAM_DISTRIBUTE_ALL (0), _ROUND_ROBIN "
+                                 "(1) and _ON_DEMAND (2)");
+  }
   return cpp;
 }
 

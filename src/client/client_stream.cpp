@@ -723,8 +723,17 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
                                  groups, "ON-WRITER-FAILURE",
                                  o.end_on_writer_failure ? "end" : "continue", "STEP-TIMEOUT",
                                  timeout};
-  // In a cluster, chunks stay on this writer's own shard when the stream lives on another.
-  impl_->chunk_member = impl_->client.colocation_member(impl_->stream);
+  // Only when set, so that a server without the option takes the defaults.
+  if (o.first_step_precious) {
+    words.emplace_back("FIRST-STEP-PRECIOUS");
+    words.emplace_back("yes");
+  }
+  // In a cluster, chunks stay on this writer's own shard when the stream lives on another; not
+  // with a precious first step, which must outlive that shard's bound on a writer's chunks (its
+  // last queue limit + 1 steps): those streams' chunks all go to the stream's shard.
+  if (!o.first_step_precious) {
+    impl_->chunk_member = impl_->client.colocation_member(impl_->stream);
+  }
   if (impl_->chunk_member) {
     words.emplace_back("CHUNKS-ON");
     words.push_back(*impl_->chunk_member);
@@ -1167,14 +1176,30 @@ StreamReader::StreamReader(const ClientOptions& client_options, std::string_view
   } catch (const stream::StrategyError& e) {
     throw InvalidArgumentError(e.what());
   }
+  if (options.step_distribution != StepDistribution::kAll &&
+      options.step_distribution != StepDistribution::kRoundRobin &&
+      options.step_distribution != StepDistribution::kOnDemand) {
+    throw InvalidArgumentError("step_distribution " +
+                               std::to_string(static_cast<int>(options.step_distribution)) +
+                               " is not a StepDistribution");
+  }
   impl_->state = std::make_shared<ReaderState>(client_options, stream, group, rank, options);
   const StreamReaderOptions& o = impl_->state->options;
   const std::string host = o.hostname.empty() ? this_host() : o.hostname;
+  const char* policy = o.policy == StreamReaderOptions::Policy::kBlock ? "block" : "discard";
+  const char* start = o.start == StreamReaderOptions::Start::kOldest ? "oldest" : "newest";
+  std::vector<std::string> words{"SS.STREAM.JOIN", std::string(stream), std::string(group),
+                                 std::to_string(rank), std::to_string(size), host, "POLICY",
+                                 policy, "START", start, "STRATEGY", o.strategy};
+  // Only when not the default, so that a server without the option takes the default.
+  if (o.step_distribution != StepDistribution::kAll) {
+    words.emplace_back("DISTRIBUTION");
+    words.emplace_back(o.step_distribution == StepDistribution::kRoundRobin ? "round_robin"
+                                                                            : "on_demand");
+  }
   Request request;
-  request.command({"SS.STREAM.JOIN", stream, group, std::to_string(rank), std::to_string(size),
-                   host, "POLICY", o.policy == StreamReaderOptions::Policy::kBlock ? "block" : "discard",
-                   "START", o.start == StreamReaderOptions::Start::kOldest ? "oldest" : "newest",
-                   "STRATEGY", o.strategy});
+  request.command(words.size());
+  for (const std::string& word : words) request.arg(word);
   impl_->state->client.call(impl_->state->stream, request, "SS.STREAM.JOIN");
 }
 

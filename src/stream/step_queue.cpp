@@ -8,7 +8,23 @@ namespace {
 
 std::string step_text(std::int64_t step) { return "step " + std::to_string(step); }
 
+const char* policy_text(QueuePolicy policy) {
+  return policy == QueuePolicy::kBlock ? "block" : "discard";
+}
+
 }  // namespace
+
+const char* distribution_name(StepDistribution distribution) noexcept {
+  switch (distribution) {
+    case StepDistribution::kAll:
+      return "all";
+    case StepDistribution::kRoundRobin:
+      return "round_robin";
+    case StepDistribution::kOnDemand:
+      return "on_demand";
+  }
+  return "all";
+}
 
 StepQueue::StepQueue(StreamConfig config) : config_(config) {
   if (config_.writers == 0) throw QueueError("a stream needs at least 1 writer");
@@ -113,7 +129,7 @@ bool StepQueue::begin(std::uint32_t rank, std::int64_t step) {
     last_begun_[rank] = step;
     return true;
   }
-  if (steps_.size() >= config_.queue_limit && !free_a_slot()) return false;
+  if (slots_taken() >= config_.queue_limit && !free_a_slot()) return false;
   create(rank, step, nullptr);
   return true;
 }
@@ -133,7 +149,7 @@ bool StepQueue::reserve(std::uint32_t rank, std::int64_t step) {
     held->begun.insert(rank);
     last_begun_[rank] = step;
   } else {
-    if (steps_.size() >= config_.queue_limit) return false;  // no waiting, no making room
+    if (slots_taken() >= config_.queue_limit) return false;  // no waiting, no making room
     const std::int64_t newest_before = newest_begun_;
     Step& created = create(rank, step, nullptr);
     created.tentative = true;
@@ -216,6 +232,7 @@ void StepQueue::complete(std::int64_t number) {
   Step& step = steps_.at(number);
   step.complete = true;
   step.ever_held = !step.holds.empty();
+  if (config_.first_step_precious && !precious_) precious_ = number;
   ++counters_.steps_completed;
   counters_.newest_complete = std::max(counters_.newest_complete, number);
   settle(number);
@@ -301,6 +318,16 @@ bool StepQueue::behind(const Group& group, const std::string& name) const {
   return false;
 }
 
+bool StepQueue::kept_aside(const Step& step) const noexcept {
+  return precious_ == step.number && step.holds.empty();
+}
+
+std::size_t StepQueue::slots_taken() const noexcept {
+  if (!precious_) return steps_.size();
+  const Step* precious = find_step(*precious_);
+  return steps_.size() - (precious != nullptr && kept_aside(*precious) ? 1 : 0);
+}
+
 // Called when every slot is taken. In order of preference:
 //   1. the oldest complete step that no group was ever entitled to is dropped (once the expected
 //      groups have joined: until then it is kept for them);
@@ -310,6 +337,7 @@ bool StepQueue::behind(const Group& group, const std::string& name) const {
 bool StepQueue::free_a_slot() {
   if (groups_.size() >= config_.expected_groups) {
     for (auto& [number, step] : steps_) {
+      if (precious_ == number) continue;  // kept for the stream's life
       if (step.complete && !step.ever_held && step.holds.empty()) {
         ++counters_.steps_dropped_unread;
         free_step(number);
@@ -325,7 +353,11 @@ bool StepQueue::free_a_slot() {
     });
     if (!revocable) continue;
     for (const auto& [name, hold] : step.holds) ++groups_.at(name).stats.discarded;
-    free_step(number);
+    if (precious_ == number) {
+      step.holds.clear();  // taken from them, kept aside: its slot is free
+    } else {
+      free_step(number);
+    }
     return true;
   }
   return false;
@@ -346,7 +378,9 @@ bool StepQueue::settle(std::int64_t number) {
     it = done ? step->holds.erase(it) : std::next(it);
   }
   // Until the expected groups have all joined, a step the groups so far are done with is kept
-  // for the ones still to come (they start at the oldest step held).
+  // for the ones still to come (they start at the oldest step held). The precious first step is
+  // kept for good.
+  if (precious_ == number) return false;
   if (step->holds.empty() && step->ever_held && groups_.size() >= config_.expected_groups) {
     free_step(number);
     return true;
@@ -378,20 +412,23 @@ void StepQueue::join(const std::string& name, std::uint32_t rank, const GroupCon
   }
   auto [it, created] = groups_.try_emplace(name);
   Group& group = it->second;
+  if (!created && (group.config.size != config.size || group.config.policy != config.policy ||
+                   group.config.distribution != config.distribution)) {
+    throw QueueError("join: group '" + name + "' has " + std::to_string(group.config.size) +
+                     " readers, policy " + policy_text(group.config.policy) +
+                     " and step distribution " + distribution_name(group.config.distribution) +
+                     "; this reader asked for " + std::to_string(config.size) + ", " +
+                     policy_text(config.policy) + " and " + distribution_name(config.distribution));
+  }
   if (created) {
     group.config = config;
-    if (config.start == StartAt::kOldest) {
-      for (auto& [number, step] : steps_) {
+    for (auto& [number, step] : steps_) {
+      // The precious first step is every new group's, whatever its start.
+      if (config.start == StartAt::kOldest || precious_ == number) {
         step.holds.emplace(name, GroupHold{});
         step.ever_held = step.ever_held || step.complete;
       }
     }
-  } else if (group.config.size != config.size || group.config.policy != config.policy) {
-    throw QueueError("join: group '" + name + "' has " + std::to_string(group.config.size) +
-                     " readers and policy " +
-                     (group.config.policy == QueuePolicy::kBlock ? "block" : "discard") +
-                     "; this reader asked for " + std::to_string(config.size) + " and " +
-                     (config.policy == QueuePolicy::kBlock ? "block" : "discard"));
   }
   if (!group.members.insert(rank).second) {
     throw QueueError("join: reader " + std::to_string(rank) + " of group '" + name +
@@ -408,6 +445,56 @@ void StepQueue::join(const std::string& name, std::uint32_t rank, const GroupCon
   }
 }
 
+void StepQueue::assign_turns(const std::string& name, Group& group) {
+  if (group.config.distribution != StepDistribution::kRoundRobin || group.members.empty()) return;
+  const std::vector<std::uint32_t> members(group.members.begin(), group.members.end());
+  for (auto& [number, step] : steps_) {
+    auto hold = step.holds.find(name);
+    if (hold == step.holds.end() || hold->second.assigned || !hold->second.readers.empty()) {
+      continue;
+    }
+    if (!step.complete) break;  // turns go in step order
+    hold->second.assigned = members[group.turns++ % members.size()];
+  }
+}
+
+StepQueue::Step* StepQueue::candidate_for(const std::string& name, Group& group,
+                                          std::uint32_t rank) {
+  const StepDistribution distribution = group.config.distribution;
+  if (distribution == StepDistribution::kRoundRobin) assign_turns(name, group);
+  const std::int64_t after = group.last_handed[rank];
+  for (auto& [number, step] : steps_) {
+    auto hold = step.holds.find(name);
+    if (hold == step.holds.end()) continue;
+    const GroupHold& held = hold->second;
+    switch (distribution) {
+      case StepDistribution::kAll:
+        // The oldest step after the last one it was handed whose reader snapshot (if taken)
+        // includes it.
+        if (number <= after) continue;
+        if (!held.readers.empty() &&
+            !std::binary_search(held.readers.begin(), held.readers.end(), rank)) {
+          continue;
+        }
+        return &step;
+      case StepDistribution::kRoundRobin:
+        if (!held.readers.empty() || held.assigned != rank) continue;  // another's turn
+        return &step;
+      case StepDistribution::kOnDemand:
+        if (!held.readers.empty()) continue;  // handed to another reader
+        return &step;                         // the oldest not handed yet (incomplete: wait for it)
+    }
+  }
+  return nullptr;
+}
+
+bool StepQueue::has_unhanded(const std::string& name) const {
+  return std::any_of(steps_.begin(), steps_.end(), [&](const auto& entry) {
+    auto hold = entry.second.holds.find(name);
+    return hold != entry.second.holds.end() && hold->second.readers.empty();
+  });
+}
+
 Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
   Group& group = this->group(name, rank);
   if (auto holding = group.holding.find(rank); holding != group.holding.end()) {
@@ -418,28 +505,19 @@ Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
   // the stream has ended with nothing left to read, there is nothing to wait for.
   if (!group.assembled) {
     Delivery none;
-    if (ended_ && steps_.empty()) none.kind = Delivery::Kind::kEnd;
+    if (ended_ && slots_taken() == 0) none.kind = Delivery::Kind::kEnd;
     return none;
   }
+  const bool whole = group.config.distribution != StepDistribution::kAll;
   const std::int64_t after = group.last_handed[rank];
-  // The next step for this reader: the oldest held step after the last one it was handed that the
-  // group is entitled to and whose reader snapshot (if taken) includes it.
-  Step* candidate = nullptr;
-  for (auto& [number, step] : steps_) {
-    if (number <= after) continue;
-    auto hold = step.holds.find(name);
-    if (hold == step.holds.end()) continue;
-    const auto& readers = hold->second.readers;
-    if (!readers.empty() && !std::binary_search(readers.begin(), readers.end(), rank)) continue;
-    candidate = &step;
-    break;
-  }
-  // An aborted step older than the candidate comes first.
+  Step* candidate = candidate_for(name, group, rank);
+  // An aborted step older than the candidate comes first. A reader of a group that hands steps
+  // whole is told of every aborted step, whatever it was handed since.
   for (Notice& notice : group.notices) {
-    if (notice.step <= after || notice.told.count(rank)) continue;
+    if (notice.told.count(rank) || (!whole && notice.step <= after)) continue;
     if (candidate != nullptr && candidate->number < notice.step) break;
     notice.told.insert(rank);
-    group.last_handed[rank] = notice.step;
+    group.last_handed[rank] = std::max(after, notice.step);
     Delivery skipped;
     skipped.kind = Delivery::Kind::kSkipped;
     skipped.step = notice.step;
@@ -449,18 +527,25 @@ Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
   }
   if (candidate == nullptr) {
     Delivery none;
-    none.kind = ended_ ? Delivery::Kind::kEnd : Delivery::Kind::kWait;
+    // A step not handed yet may still come to this reader (the turn of a reader that leaves).
+    none.kind =
+        ended_ && !(whole && has_unhanded(name)) ? Delivery::Kind::kEnd : Delivery::Kind::kWait;
     return none;
   }
   if (!candidate->complete) return Delivery{};  // kWait: it becomes visible all at once
   GroupHold& hold = candidate->holds.at(name);
   if (hold.readers.empty()) {
-    hold.readers.assign(group.members.begin(), group.members.end());
+    if (whole) {
+      hold.readers = {rank};
+      hold.assigned.reset();
+    } else {
+      hold.readers.assign(group.members.begin(), group.members.end());
+    }
     ++group.stats.delivered;
   }
   hold.handed.insert(rank);
   group.holding[rank] = candidate->number;
-  group.last_handed[rank] = candidate->number;
+  group.last_handed[rank] = std::max(after, candidate->number);
   group.stats.position = std::max(group.stats.position, candidate->number);
   Delivery delivery;
   delivery.kind = Delivery::Kind::kStep;
@@ -470,9 +555,10 @@ Delivery StepQueue::next(const std::string& name, std::uint32_t rank) {
 }
 
 void StepQueue::forget_told_notices(Group& group) {
+  const bool whole = group.config.distribution != StepDistribution::kAll;
   std::erase_if(group.notices, [&](const Notice& notice) {
     return std::all_of(group.members.begin(), group.members.end(), [&](std::uint32_t r) {
-      return notice.told.count(r) > 0 || group.last_handed[r] >= notice.step;
+      return notice.told.count(r) > 0 || (!whole && group.last_handed[r] >= notice.step);
     });
   });
 }
@@ -498,6 +584,12 @@ void StepQueue::leave(const std::string& name, std::uint32_t rank) {
   group.holding.erase(rank);
   group.last_handed.erase(rank);
   for (Notice& notice : group.notices) notice.told.erase(rank);
+  // Its turns not taken yet go to the next member after it in rank order (cyclically).
+  std::optional<std::uint32_t> heir;
+  if (!group.members.empty()) {
+    auto next = group.members.upper_bound(rank);
+    heir = next != group.members.end() ? *next : *group.members.begin();
+  }
   std::vector<std::int64_t> numbers;
   for (auto& [number, step] : steps_) {
     auto hold = step.holds.find(name);
@@ -507,6 +599,7 @@ void StepQueue::leave(const std::string& name, std::uint32_t rank) {
     if (std::binary_search(readers.begin(), readers.end(), rank)) {
       hold->second.released.insert(rank);
     }
+    if (hold->second.assigned == rank) hold->second.assigned = heir;
     numbers.push_back(number);
   }
   for (std::int64_t number : numbers) settle(number);
@@ -516,7 +609,8 @@ void StepQueue::leave(const std::string& name, std::uint32_t rank) {
 
 QueueStats StepQueue::stats() const {
   QueueStats out = counters_;
-  out.steps_held = steps_.size();
+  out.steps_held = slots_taken();
+  if (auto precious = precious_step()) out.precious_step = *precious;
   for (const auto& [name, group] : groups_) {
     GroupStats stats = group.stats;
     stats.readers = group.members.size();
@@ -527,8 +621,15 @@ QueueStats StepQueue::stats() const {
 
 std::vector<std::int64_t> StepQueue::held_steps() const {
   std::vector<std::int64_t> out;
-  for (const auto& [number, step] : steps_) out.push_back(number);
+  for (const auto& [number, step] : steps_) {
+    if (!kept_aside(step)) out.push_back(number);
+  }
   return out;
+}
+
+std::optional<std::int64_t> StepQueue::precious_step() const {
+  if (!precious_ || find_step(*precious_) == nullptr) return std::nullopt;
+  return precious_;
 }
 
 bool StepQueue::is_complete(std::int64_t step) const {

@@ -34,6 +34,23 @@ enum class QueuePolicy { kBlock, kDiscard };
 ///   kNewest: at the next step a writer begins.
 enum class StartAt { kOldest, kNewest };
 
+/// How a group's steps are shared among its readers.
+///   kAll:        every reader gets every step the group is entitled to, and a share of its
+///                chunks by the group's strategy (the step's reader table is every member).
+///   kRoundRobin: each step goes whole to one reader, in turn: the group's k-th step (counting
+///                the steps handed to it, in step order) to its members in ascending rank order,
+///                k mod M (M: its members when the step is assigned, all `size` of them until
+///                one leaves). A step assigned to a reader that leaves before taking it goes to
+///                the next member after it in rank order (cyclically). Deterministic.
+///   kOnDemand:   each step goes whole to whichever reader asks first (next()).
+/// A step handed whole has a reader table of that reader alone, so the chunk strategy gives it
+/// every chunk; the group is done with it when that reader releases it or leaves. A reader is
+/// never handed a step handed to another reader of its group.
+enum class StepDistribution { kAll, kRoundRobin, kOnDemand };
+
+/// The name of `distribution` on the wire and in INFO: all, round_robin, on_demand.
+const char* distribution_name(StepDistribution distribution) noexcept;
+
 struct StreamConfig {
   /// N: a step is complete when this many writers (minus the ones that failed, see
   /// end_on_writer_failure) have ended it.
@@ -50,12 +67,21 @@ struct StreamConfig {
   /// When a writer fails: true ends the stream after the steps already complete; false goes on
   /// with the surviving writers.
   bool end_on_writer_failure = false;
+  /// ADIOS2 SST's FirstTimestepPrecious: the first step that completes is kept for the stream's
+  /// life, and every group created later (whatever its start) is entitled to it and is handed it
+  /// first. It takes a slot of the queue limit only while some group holds it (is entitled to it
+  /// and has not released it); once every such group has released it, it is kept without a
+  /// slot. The queue never frees it (take_freed() never names it): its owner drops it with the
+  /// whole queue.
+  bool first_step_precious = false;
 };
 
 struct GroupConfig {
   std::uint32_t size = 1;  // M, at least 1
   QueuePolicy policy = QueuePolicy::kBlock;
   StartAt start = StartAt::kOldest;
+  /// Every member must give the same (as size and policy).
+  StepDistribution distribution = StepDistribution::kAll;
 };
 
 /// What next() hands a reader.
@@ -71,7 +97,8 @@ struct Delivery {
   std::string reason;
   /// For kStep: the group's readers for this step (ascending ranks that were members when the
   /// step was handed to the group). A reader's index in it is its rank for the chunk strategy,
-  /// and its size is M for this step; it shrinks when readers leave.
+  /// and its size is M for this step; it shrinks when readers leave. For a group whose
+  /// distribution is not kAll, the reader alone (the step is handed to it whole).
   std::vector<std::uint32_t> readers;
 };
 
@@ -90,6 +117,9 @@ struct QueueStats {
   std::uint64_t steps_aborted = 0;
   std::uint64_t steps_dropped_unread = 0;  // complete, no group held them, slot needed
   std::int64_t newest_complete = -1;
+  /// The precious first step kept (StreamConfig::first_step_precious), -1 when none. It is
+  /// counted in steps_held only while a group holds it.
+  std::int64_t precious_step = -1;
   std::map<std::string, GroupStats> groups;
 };
 
@@ -145,12 +175,18 @@ class StepQueue {
 
   // ---- Reader groups -------------------------------------------------------------------------
   /// Reader `rank` (0..size-1) joins `group`, creating it with `config` if it is new; a group's
-  /// later joins must give the same size and policy. A rank already joined is an error.
+  /// later joins must give the same size, policy and distribution (QueueError naming both). A
+  /// rank already joined is an error. A group created while a precious first step is kept is
+  /// entitled to it (StreamConfig::first_step_precious).
   void join(const std::string& group, std::uint32_t rank, const GroupConfig& config);
   /// The next thing for reader `rank` of `group`; see Delivery. Nothing is handed out (kWait)
   /// until all the group's readers have joined once, so that none misses the first steps; after
   /// that, readers that leave shrink the group. Errors when the reader still holds a step it has
-  /// not released.
+  /// not released. Steps come oldest first; in a group whose distribution is not kAll, only the
+  /// steps handed to this reader (a step reassigned from a reader that left may be older than
+  /// the last one this reader got), and every reader is still told of every aborted step the
+  /// group was entitled to (kSkipped), once, before any newer step it is handed. kEnd comes once
+  /// the stream has ended and no step the group holds can still be handed to this reader.
   Delivery next(const std::string& group, std::uint32_t rank);
   /// Reader `rank` is done with `step` (the one next() handed it). The step is freed once every
   /// reader it was handed to, in every group entitled to it, has released it or left.
@@ -161,8 +197,11 @@ class StepQueue {
 
   // ---- Introspection -------------------------------------------------------------------------
   QueueStats stats() const;
-  /// Steps held now, oldest first (complete, or begun and not yet complete).
+  /// Steps held now, oldest first (complete, or begun and not yet complete); a precious first
+  /// step that no group holds is not among them (it takes no slot).
   std::vector<std::int64_t> held_steps() const;
+  /// The precious first step kept, if any (held by groups or not).
+  std::optional<std::int64_t> precious_step() const;
   /// True when `step` is held and complete (its chunk table may be read).
   bool is_complete(std::int64_t step) const;
   /// Steps freed since the last call, oldest first: the owner drops their data.
@@ -173,6 +212,7 @@ class StepQueue {
     std::vector<std::uint32_t> readers;  // snapshot when handed to the group
     std::set<std::uint32_t> handed;      // readers that next() gave it to
     std::set<std::uint32_t> released;    // readers done with it (released or left)
+    std::optional<std::uint32_t> assigned;  // kRoundRobin: whose turn it is, not yet handed
   };
   struct Step {
     std::int64_t number = 0;
@@ -205,6 +245,7 @@ class StepQueue {
     std::map<std::uint32_t, std::int64_t> holding;       // per reader: step handed, not released
     std::vector<Notice> notices;                         // aborted steps, oldest first
     bool assembled = false;  // all `size` readers have joined once: steps are handed out
+    std::uint64_t turns = 0;  // kRoundRobin: steps assigned so far
     GroupStats stats;
   };
 
@@ -215,6 +256,17 @@ class StepQueue {
   std::uint32_t live_writers() const noexcept;
   // Whether `group` is behind: it holds a complete step none of its readers has started.
   bool behind(const Group& group, const std::string& name) const;
+  // True for the precious first step once no group holds it: kept, but it takes no slot.
+  bool kept_aside(const Step& step) const noexcept;
+  // Steps that take a slot of the queue limit (every held step but one kept aside).
+  std::size_t slots_taken() const noexcept;
+  // kRoundRobin: gives the complete steps of `name` that have no reader yet their turns, in
+  // step order (stopping at the first incomplete one).
+  void assign_turns(const std::string& name, Group& group);
+  // The step of `name` reader `rank` may be handed next, or null.
+  Step* candidate_for(const std::string& name, Group& group, std::uint32_t rank);
+  // True when `name` holds a step not yet handed to any of its readers.
+  bool has_unhanded(const std::string& name) const;
   // Makes room for one more step if the rules allow; true when a slot is free.
   bool free_a_slot();
   bool all_live_writers_ended(const Step& step) const;
@@ -243,6 +295,7 @@ class StepQueue {
   std::vector<std::int64_t> freed_;
   bool ended_ = false;
   std::int64_t newest_begun_ = -1;
+  std::optional<std::int64_t> precious_;  // the precious first step, once complete
   QueueStats counters_;
 };
 

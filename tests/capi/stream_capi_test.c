@@ -486,6 +486,7 @@ static void check_bad_arguments(void) {
   double value = 0;
   EXPECT_OK(slipstream_stream_writer_options_init(&options));
   CHECK(options.queue_limit == 2 && options.expected_groups == 0 && options.hostname == NULL);
+  CHECK(options.first_step_precious == 0);
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
                 slipstream_stream_writer_create(NULL, "capi.stream.bad", NTS, 2, 2, NULL, &writer));
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
@@ -541,6 +542,13 @@ static void check_bad_arguments(void) {
 
   EXPECT_OK(slipstream_stream_reader_options_init(&reader_options));
   CHECK(reader_options.policy == SLIPSTREAM_STREAM_BLOCK && reader_options.strategy == NULL);
+  CHECK(reader_options.step_distribution == SLIPSTREAM_STREAM_DISTRIBUTE_ALL);
+  reader_options.step_distribution = 3;
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_stream_reader_create(NULL, "capi.stream.bad", NTS, "g", NTS, 0, 1,
+                                                &reader_options, &reader));
+  CHECK(strstr(slipstream_last_error(), "step_distribution") != NULL);
+  reader_options.step_distribution = SLIPSTREAM_STREAM_DISTRIBUTE_ON_DEMAND;
   reader_options.policy = 5;
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
                 slipstream_stream_reader_create(NULL, "capi.stream.bad", NTS, "g", NTS, 0, 1,

@@ -1,7 +1,7 @@
 // StreamWriter and StreamReader against a real server: 4 writer threads, two reader groups (3
 // readers with roundrobin, 1 with slicedataset), every element of every step checked, attributes,
-// end of stream, a writer that goes away mid-step, misuse, and boxes loaded beyond a reader's
-// share (load_box, load_boxes).
+// end of stream, a writer that goes away mid-step, misuse, boxes loaded beyond a reader's share
+// (load_box, load_boxes), whole steps in turn (round_robin) and a precious first step.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -833,6 +833,159 @@ TEST(StreamClient, AGroupJoiningAfterTheEndIsGivenTheEnd) {
   StreamNext next = next_run.next_step();
   ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
   EXPECT_EQ(next.step->load("meshes/rho").at(0).as<float>()[0], 2.0f);
+}
+
+// A string field of a group in SS.STREAM.INFO ("" when it has none of that name).
+std::string stream_group_field(Client& info, const std::string& stream, const std::string& group,
+                               std::string_view field) {
+  const Reply fields = info.command({"SS.STREAM.INFO", stream});
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    if (fields.elements[i].string != "groups") continue;
+    for (const Reply& g : fields.elements[i + 1].elements) {
+      std::map<std::string, std::string> named;
+      for (std::size_t k = 0; k + 1 < g.elements.size(); k += 2) {
+        named[g.elements[k].string] = g.elements[k + 1].string;
+      }
+      if (named["name"] == group) return named[std::string(field)];
+    }
+  }
+  return "";
+}
+
+// Two readers of a group with round_robin: each is handed whole steps in turn (reader 0 the even
+// steps, reader 1 the odd ones), is alone in each step's reader table, and loads every element of
+// every component of its steps, each once, with the right value. A reader that asks for another
+// distribution is refused.
+TEST(StreamClient, RoundRobinReadersEachLoadTheirOwnWholeSteps) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamReaderOptions reader_options;
+  reader_options.step_distribution = StepDistribution::kRoundRobin;
+  reader_options.strategy = "blocks";  // any strategy: a whole step has one reader
+  reader_options.next_timeout = std::chrono::seconds(60);  // a guard
+  std::map<std::uint32_t, std::vector<int>> steps;         // per reader
+  std::atomic<int> wrong{0}, ends{0};
+  auto read = [&](std::uint32_t rank, StreamReader& reader) {
+    for (;;) {
+      StreamNext next = reader.next_step();
+      if (next.kind == StreamNext::Kind::kEnd) {
+        ++ends;
+        return;
+      }
+      if (next.kind != StreamNext::Kind::kStep) {
+        ++wrong;
+        return;
+      }
+      StreamStep& step = *next.step;
+      const int number = static_cast<int>(step.number());
+      if (step.readers() != std::vector<std::uint32_t>{rank} || step.index() != 0) ++wrong;
+      std::vector<int> counts(kRows * kCols, 0);
+      for (const StreamPiece& piece : step.load("meshes/E/x")) {
+        const auto& p = piece.piece;
+        const auto values = piece.as<double>();
+        for (std::uint64_t r = 0; r < p.extent[0]; ++r) {
+          for (std::uint64_t c = 0; c < p.extent[1]; ++c) {
+            const std::uint64_t row = p.offset[0] + r, col = p.offset[1] + c;
+            if (values[r * p.extent[1] + c] != field(number, row, col)) ++wrong;
+            ++counts[row * kCols + col];
+          }
+        }
+      }
+      for (int count : counts) {
+        if (count != 1) ++wrong;
+      }
+      std::uint64_t particles = 0;
+      for (const StreamPiece& piece : step.load("particles/e/id")) {
+        for (std::int32_t id : piece.as<std::int32_t>()) {
+          if (id != number * 100 + static_cast<std::int32_t>(piece.piece.source_rank)) ++wrong;
+        }
+        particles += piece.piece.extent[0];
+      }
+      if (particles != kWriters * (kWriters + 1) / 2) ++wrong;
+      steps[rank].push_back(number);
+      step.release();
+    }
+  };
+  StreamReader first(options, name, "whole", 0, 2, reader_options);
+  StreamReaderOptions other = reader_options;
+  other.step_distribution = StepDistribution::kOnDemand;
+  try {
+    StreamReader refused(options, name, "whole", 1, 2, other);
+    ADD_FAILURE() << "a reader with another step distribution joined";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("step distribution round_robin"), std::string::npos)
+        << e.what();
+  }
+  StreamReader second(options, name, "whole", 1, 2, reader_options);
+  Client info(options);
+  EXPECT_EQ(stream_group_field(info, name, "whole", "distribution"), "round_robin");
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { read(0, first); });
+  threads.emplace_back([&] { read(1, second); });
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  for (std::uint32_t w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] { write_stream(options, name, w, writer_options); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(ends.load(), 2);
+  EXPECT_EQ(steps[0], (std::vector<int>{0, 2}));
+  EXPECT_EQ(steps[1], (std::vector<int>{1, 3}));
+}
+
+// first_step_precious: the first step is kept for the stream's life, so a group that joins after
+// the run has ended (and been read) is handed step 0, then the end; INFO shows it.
+TEST(StreamClient, APreciousFirstStepReachesAGroupThatJoinsLate) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamWriterOptions writer_options;
+  writer_options.first_step_precious = true;
+  writer_options.queue_limit = 1;
+  {
+    StreamReader first(options, name, "first", 0, 1);
+    StreamWriter writer(options, name, 0, 1, writer_options);
+    for (int step = 0; step < 3; ++step) {
+      const std::vector<float> value = {static_cast<float>(step)};
+      const std::vector<std::uint64_t> one = {1}, zero = {0};
+      writer.begin_step(step);  // queue limit 1: would wait forever if step 0 kept its slot
+      writer.put_chunk<float>("meshes/rho", one, zero, one, value);
+      ASSERT_TRUE(writer.end_step());
+      StreamNext next = first.next_step();
+      ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+      EXPECT_EQ(next.step->number(), step);
+      next.step->release();
+    }
+    writer.close();
+    EXPECT_EQ(first.next_step().kind, StreamNext::Kind::kEnd);
+  }
+  Client info(options);
+  EXPECT_EQ(stream_info_field(info, name, "precious_step"), 0);
+  EXPECT_GT(stream_info_field(info, name, "precious_bytes"), 0);
+  EXPECT_EQ(stream_info_field(info, name, "steps_held"), 0);
+  EXPECT_EQ(stream_info_field(info, name, "ended"), 1);
+  StreamReaderOptions late_options;
+  late_options.start = StreamReaderOptions::Start::kNewest;
+  late_options.next_timeout = std::chrono::seconds(20);  // a guard: both come at once
+  StreamReader late(options, name, "late", 0, 1, late_options);
+  StreamNext next = late.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep) << next.reason;
+  EXPECT_EQ(next.step->number(), 0);
+  EXPECT_EQ(next.step->load("meshes/rho").at(0).as<float>()[0], 0.0f);
+  next.step->release();
+  EXPECT_EQ(late.next_step().kind, StreamNext::Kind::kEnd);
+  // A writer that does not agree is refused.
+  StreamWriterOptions plain = writer_options;
+  plain.first_step_precious = false;
+  StreamWriter keeper(options, name + ".agree", 0, 2, writer_options);
+  try {
+    StreamWriter refused(options, name + ".agree", 1, 2, plain);
+    ADD_FAILURE() << "a writer without first_step_precious attached";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("FIRST-STEP-PRECIOUS yes"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {

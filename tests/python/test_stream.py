@@ -404,6 +404,79 @@ def test_aborted_step_is_skipped_by_the_iteration_and_counted(server, key):
     assert step == 0 and "writer 1" in reason
 
 
+def test_on_demand_readers_each_get_whole_steps_none_twice(server, key, client):
+    """step_distribution="on_demand": each step goes whole to the reader thread that asks first;
+    the two readers together see every step exactly once, every element of each."""
+    stream = key("s")
+    steps = 10
+    seen = {}  # step -> reader rank
+    first = [threading.Event(), threading.Event()]
+    info = {}
+
+    def read(rank):
+        with slipstream.StreamReader(stream, "g", rank, 2, address=server.unix_address,
+                                     step_distribution="on_demand", strategy="roundrobin",
+                                     next_timeout_ms=10000) as reader:
+            for step in reader:
+                with step:
+                    assert step.number not in seen, f"step {step.number} handed twice"
+                    seen[step.number] = rank
+                    for name, expected in (("meshes/E/x", field(step.number)),
+                                           ("particles/e/id", ids(step.number))):
+                        component = step.components[name]
+                        def boxes(chunks):
+                            return sorted((c.offset, c.extent, c.source_rank) for c in chunks)
+                        assert boxes(component.mine) == boxes(component.chunks)  # whole
+                        coverage = np.zeros(expected.shape, dtype=np.int32)
+                        for piece in step.load(name):
+                            np.testing.assert_array_equal(piece.array, expected[piece.slices])
+                            coverage[piece.slices] += 1
+                        assert (coverage == 1).all(), f"step {step.number} {name}"
+                    if not first[rank].is_set():
+                        # Hold the first step until the other reader has one of its own: the
+                        # queue holds 2 steps, so the next one goes to the other reader.
+                        first[rank].set()
+                        assert first[1 - rank].wait(WAIT)
+                        info.update(stream_info(client, stream))
+
+    run_threads(lambda: read(0), lambda: read(1),
+                lambda: write_steps(server.unix_address, stream, 0, steps=steps,
+                                    expected_groups=1),
+                lambda: write_steps(server.unix_address, stream, 1, steps=steps,
+                                    expected_groups=1))
+    assert sorted(seen) == list(range(steps))
+    assert set(seen.values()) == {0, 1}
+    assert info["groups"]["g"]["distribution"] == b"on_demand"
+    with pytest.raises(slipstream.InvalidArgumentError, match="step_distribution"):
+        slipstream.StreamReader(key("bad"), "g", address=server.unix_address,
+                                step_distribution="sometimes")
+
+
+def test_first_step_precious_reaches_a_group_that_joins_late(server, key, client):
+    stream = key("s")
+    with slipstream.StreamReader(stream, "early", address=server.unix_address,
+                                 next_timeout_ms=10000) as early:
+        with slipstream.StreamWriter(stream, address=server.unix_address, queue_limit=1,
+                                     first_step_precious=True) as writer:
+            for step in range(3):
+                writer.begin_step(step)  # queue_limit 1: step 0 kept takes no slot once read
+                writer.put_chunk("particles/e/id", np.full(3, step), (3,), (0,))
+                assert writer.end_step() is True
+                with early.next_step() as got:
+                    assert got.number == step
+        assert [s.number for s in early] == []
+    assert stream_info(client, stream)["precious_step"] == 0
+    with slipstream.StreamReader(stream, "late", address=server.unix_address, start="newest",
+                                 next_timeout_ms=10000) as late:
+        numbers = []
+        for step in late:
+            with step:
+                numbers.append(step.number)
+                np.testing.assert_array_equal(step.load("particles/e/id")[0].array,
+                                              np.zeros(3))
+    assert numbers == [0]
+
+
 def count_python_work(seconds):
     """Pure-Python work that only progresses while this thread holds the GIL."""
     count = 0

@@ -146,6 +146,14 @@ StreamReaderOptions::Start start_of(const std::string& name) {
   throw InvalidArgumentError("start must be \"oldest\" or \"newest\", not \"" + name + "\"");
 }
 
+StepDistribution distribution_of(const std::string& name) {
+  if (name == "all") return StepDistribution::kAll;
+  if (name == "round_robin") return StepDistribution::kRoundRobin;
+  if (name == "on_demand") return StepDistribution::kOnDemand;
+  throw InvalidArgumentError(
+      "step_distribution must be \"all\", \"round_robin\" or \"on_demand\", not \"" + name + "\"");
+}
+
 // slipstream.StreamReader.
 class ReaderHandle {
  public:
@@ -397,7 +405,8 @@ and its steps from one thread at a time (calls from several threads take turns).
                        std::int64_t connect_timeout_ms, std::int64_t command_timeout_ms,
                        const std::string& policy, const std::string& start, std::string strategy,
                        std::int64_t split_dimension, bool no_empty_readers,
-                       std::int64_t next_timeout_ms, std::optional<std::string> hostname) {
+                       std::int64_t next_timeout_ms, std::optional<std::string> hostname,
+                       const std::string& step_distribution) {
              ClientOptions client_options = stream_client_options(
                  address, std::move(password), connect_timeout_ms, command_timeout_ms);
              StreamReaderOptions options;
@@ -409,6 +418,7 @@ and its steps from one thread at a time (calls from several threads take turns).
              options.strategy_options.no_empty_readers = no_empty_readers;
              options.next_timeout = stream_duration_argument(next_timeout_ms, "next_timeout_ms");
              options.hostname = hostname.value_or("");
+             options.step_distribution = distribution_of(step_distribution);
              const std::uint32_t reader_rank = stream_rank_argument(rank, "reader rank");
              const std::uint32_t group_size = stream_rank_argument(size, "size");
              auto core = std::make_shared<ReaderCore>();
@@ -426,7 +436,7 @@ and its steps from one thread at a time (calls from several threads take turns).
            py::arg("policy") = "block", py::arg("start") = "oldest",
            py::arg("strategy") = "hostname_binpacking_slicedataset", py::arg("split_dimension") = 0,
            py::arg("no_empty_readers") = false, py::arg("next_timeout_ms") = 0,
-           py::arg("hostname") = py::none(), R"doc(
+           py::arg("hostname") = py::none(), py::arg("step_distribution") = "all", R"doc(
 Joins `group` of `size` readers as `rank` on `stream` (created, waiting for its writers, if none
 has attached yet). Steps are handed to the group once all its readers have joined. Connection:
 address, password, connect_timeout_ms, command_timeout_ms as for slipstream.Client.
@@ -439,8 +449,13 @@ hostname_<within>_<fallback>; split_dimension: the dimension slicedataset and bi
 no_empty_readers: give a reader that got nothing part of the largest piece.
 next_timeout_ms: longest wait of next_step (0: as long as it takes). hostname: this reader's host
 for hostname_ strategies (None: this machine's name).
-Raises InvalidArgumentError (bad rank, policy, start or strategy name), ConnectionError,
-ServerError (the group exists with another size or policy, or the rank is taken).
+step_distribution: "all" (every reader gets its share of every step), "round_robin" (each step
+goes whole to one reader, in turn by rank) or "on_demand" (each step goes whole to the reader that
+asks first); every member must agree. A whole step's reader table is this reader alone, so the
+strategy gives it every chunk.
+Raises InvalidArgumentError (bad rank, policy, start, strategy or step_distribution name),
+ConnectionError, ServerError (the group exists with another size, policy, strategy or step
+distribution, or the rank is taken).
 )doc")
       .def("next_step", &ReaderHandle::next_step, R"doc(
 Waits, with the GIL released, for this reader's next step (releasing the one it holds) and

@@ -360,7 +360,8 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
                        std::int64_t queue_limit, std::int64_t expected_groups,
                        bool end_on_writer_failure, std::int64_t step_timeout_ms,
                        std::int64_t begin_timeout_ms, std::optional<std::string> hostname,
-                       std::int64_t shared_memory_min_bytes, bool reserve_next_step) {
+                       std::int64_t shared_memory_min_bytes, bool reserve_next_step,
+                       bool first_step_precious) {
              ClientOptions client_options = stream_client_options(
                  address, std::move(password), connect_timeout_ms, command_timeout_ms);
              StreamWriterOptions options;
@@ -381,6 +382,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
              }
              options.shared_memory_min_bytes = static_cast<std::size_t>(shared_memory_min_bytes);
              options.reserve_next_step = reserve_next_step;
+             options.first_step_precious = first_step_precious;
              const std::uint32_t writer_rank = stream_rank_argument(rank, "writer rank");
              const std::uint32_t writer_count = stream_rank_argument(writers, "writers");
              std::unique_ptr<StreamWriter> writer;
@@ -398,7 +400,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
            py::arg("end_on_writer_failure") = false, py::arg("step_timeout_ms") = 0,
            py::arg("begin_timeout_ms") = 0, py::arg("hostname") = py::none(),
            py::arg("shared_memory_min_bytes") = 64 * 1024, py::arg("reserve_next_step") = true,
-           R"doc(
+           py::arg("first_step_precious") = false, R"doc(
 Attaches as writer `rank` of `writers` to `stream` (creating the stream if this is the first
 writer or reader). Connection: address, password, connect_timeout_ms and command_timeout_ms as for
 slipstream.Client. Stream options (every writer must give the same): queue_limit (steps held at
@@ -411,7 +413,9 @@ shared_memory_min_bytes: over a Unix socket, chunks of at least this size are co
 shared-memory segments that readers on the node map without a copy (smaller ones, and all over
 TCP, go on the socket); negative raises InvalidArgumentError. reserve_next_step: True (default)
 lets end_step reserve this writer's next step when a slot is free, so that its begin_step costs
-no round trip; False makes every begin_step a round trip.
+no round trip; False makes every begin_step a round trip. first_step_precious (every writer must
+give the same): True keeps the first step that completes for the stream's life and hands it first
+to every reader group that joins later (ADIOS2 SST's FirstTimestepPrecious).
 Raises InvalidArgumentError (rank out of range, bad option), ConnectionError, ServerError (the
 stream exists with other options, or the rank is taken).
 )doc")

@@ -31,6 +31,16 @@ std::string parse_group(std::string_view text) {
   return std::string(text);
 }
 
+stream::StepDistribution parse_distribution(std::string_view value) {
+  for (const stream::StepDistribution distribution :
+       {stream::StepDistribution::kAll, stream::StepDistribution::kRoundRobin,
+        stream::StepDistribution::kOnDemand}) {
+    if (equals_nocase(value, stream::distribution_name(distribution))) return distribution;
+  }
+  throw StreamError("DISTRIBUTION must be all, round_robin or on_demand, got '" +
+                    std::string(value.substr(0, 64)) + "'");
+}
+
 JoinOptions parse_join_options(const CommandContext& c, std::uint32_t size) {
   JoinOptions options;
   options.config.size = size;
@@ -57,9 +67,11 @@ JoinOptions parse_join_options(const CommandContext& c, std::uint32_t size) {
       }
     } else if (equals_nocase(option, "STRATEGY")) {
       strategy = value;
+    } else if (equals_nocase(option, "DISTRIBUTION")) {
+      options.config.distribution = parse_distribution(value);
     } else {
       throw StreamError("unknown option '" + std::string(option) +
-                        "'; expected POLICY, START or STRATEGY");
+                        "'; expected POLICY, START, STRATEGY or DISTRIBUTION");
     }
   }
   options.strategy = stream::ChunkStrategy::parse(strategy).name();  // StrategyError lists names
@@ -221,6 +233,7 @@ void write_delivery(ReplyBuffer& reply, const StepDelivery& delivery, const MapM
 }
 
 // SS.STREAM.JOIN stream group rank size hostname [POLICY p] [START s] [STRATEGY name]
+//                [DISTRIBUTION all|round_robin|on_demand]
 Outcome join(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::string group = parse_group(c.arg(2));
@@ -364,7 +377,7 @@ Outcome info(CommandContext& c) {
     StreamInfo shown;
     c.server.streams().with_existing(c.arg(1), nullptr, [&](Stream& s) { shown = s.info(); });
     ReplyBuffer& reply = c.reply;
-    reply.array(30);
+    reply.array(34);
     auto field = [&](std::string_view name, std::int64_t value) {
       reply.bulk(name);
       reply.integer(value);
@@ -383,7 +396,7 @@ Outcome info(CommandContext& c) {
     reply.bulk("groups");
     reply.array(shown.groups.size());
     for (const StreamInfo::Group& group : shown.groups) {
-      reply.array(18);
+      reply.array(20);
       reply.bulk("name");
       reply.bulk(group.name);
       reply.bulk("policy");
@@ -396,10 +409,14 @@ Outcome info(CommandContext& c) {
       field("delivered", static_cast<std::int64_t>(group.stats.delivered));
       field("discarded", static_cast<std::int64_t>(group.stats.discarded));
       field("aborted", static_cast<std::int64_t>(group.stats.aborted));
+      reply.bulk("distribution");
+      reply.bulk(group.distribution);
     }
     field("segment_bytes", static_cast<std::int64_t>(shown.segment_bytes));
     field("segments", static_cast<std::int64_t>(shown.segments));
     field("segments_made", static_cast<std::int64_t>(shown.segments_made));
+    field("precious_step", shown.queue.precious_step);
+    field("precious_bytes", static_cast<std::int64_t>(shown.precious_bytes));
     return Outcome::kDone;
   });
 }
@@ -412,9 +429,12 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"SS.STREAM.JOIN", -6, kWrite, 1, 1, 1, join, "stream",
      "stream group rank size hostname [POLICY block|discard] [START oldest|newest] "
-     "[STRATEGY name]",
+     "[STRATEGY name] [DISTRIBUTION all|round_robin|on_demand]",
      "Joins reader rank of a group of size readers on hostname to the stream (created if need "
-     "be): +OK. The reader is bound to this connection."},
+     "be): +OK. The reader is bound to this connection. DISTRIBUTION (default all): every "
+     "reader gets a share of every step; round_robin: each step goes whole to one reader, in "
+     "turn by rank; on_demand: each step goes whole to the reader that asks first. Every reader "
+     "of a group must give the same size, policy, strategy and distribution."},
     {"SS.STREAM.NEXT", -4, kWrite | kBlocking, 1, 1, 1, next, "stream",
      "stream group rank [RELEASE step] [TIMEOUT ms] [MAP [CACHED] [DROPPED segment-id ...]]",
      "Waits for the reader's next step: [step, n, readers, writers, strategy, attributes, "
@@ -440,7 +460,8 @@ void add_stream_reader_commands(std::vector<CommandSpec>& out) {
     {"SS.STREAM.LEAVE", 4, kWrite, 1, 1, 1, leave, "stream", "stream group rank",
      "The reader leaves its group; what it held is released: +OK."},
     {"SS.STREAM.INFO", 2, kReadOnly, 1, 1, 1, info, "stream", "stream",
-     "The stream's queue, counters and groups as field/value pairs."},
+     "The stream's queue, counters and groups (with their step distribution) as field/value "
+     "pairs; precious_step: the precious first step kept (-1: none), precious_bytes its bytes."},
     {"SS.STREAM.DELETE", -2, kWrite, 1, -1, 1, erase, "stream", "stream [stream ...]",
      "Deletes the streams with everything they hold (their memory is given back at once); their "
      "writers and readers get errors from then on, parked requests at once: the number deleted."},

@@ -43,6 +43,11 @@ std::optional<std::string> first_difference(const WriterOptions& have,
     return differ("STEP-TIMEOUT", std::to_string(have.step_timeout_ms),
                   std::to_string(wanted.step_timeout_ms));
   }
+  if (have.config.first_step_precious != wanted.config.first_step_precious) {
+    auto yes = [](bool precious) { return std::string(precious ? "yes" : "no"); };
+    return differ("FIRST-STEP-PRECIOUS", yes(have.config.first_step_precious),
+                  yes(wanted.config.first_step_precious));
+  }
   return std::nullopt;
 }
 
@@ -238,7 +243,7 @@ bool Stream::reserve(std::uint32_t rank, std::int64_t step, std::span<const std:
   if (created) data->second.deadline_pending = options_->step_timeout_ms > 0;
   if (!sizes.empty() && create != nullptr) {
     try {
-      *lent = segments_.lend(rank, step, sizes, options_->config.queue_limit, *create, dropped);
+      *lent = segments_.lend(rank, step, sizes, segment_steps(), *create, dropped);
     } catch (const std::exception&) {  // no segments (pool or memory full): the step stays
       lent->clear();                   // reserved; its chunks go the ordinary way
     }
@@ -357,7 +362,7 @@ std::vector<SegmentPool::Lent> Stream::lend_segments(std::uint32_t rank, std::in
                                                     std::vector<std::uint64_t>* dropped) {
   check_writer(rank, session);
   open_step(rank, step);
-  return segments_.lend(rank, step, sizes, options_->config.queue_limit, create, dropped);
+  return segments_.lend(rank, step, sizes, segment_steps(), create, dropped);
 }
 
 void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_t session) {
@@ -511,12 +516,16 @@ void Stream::join(const std::string& group, std::uint32_t rank, const JoinOption
   if (auto known = groups_.find(group); known != groups_.end()) {
     const JoinOptions& have = known->second.options;
     if (have.config.size != options.config.size || have.config.policy != options.config.policy ||
-        have.strategy != options.strategy) {
-      throw StreamError("group '" + group + "' has size " + std::to_string(have.config.size) +
-                        ", policy " + policy_name(have.config.policy) + " and strategy " +
-                        have.strategy + "; this reader asked for size " +
-                        std::to_string(options.config.size) + ", policy " +
-                        policy_name(options.config.policy) + " and strategy " + options.strategy);
+        have.strategy != options.strategy ||
+        have.config.distribution != options.config.distribution) {
+      throw StreamError(
+          "group '" + group + "' has size " + std::to_string(have.config.size) + ", policy " +
+          policy_name(have.config.policy) + ", strategy " + have.strategy +
+          " and step distribution " + stream::distribution_name(have.config.distribution) +
+          "; this reader asked for size " + std::to_string(options.config.size) + ", policy " +
+          policy_name(options.config.policy) + ", strategy " + options.strategy +
+          " and step distribution " + stream::distribution_name(options.config.distribution) +
+          " (every reader of a group must give the same)");
     }
   }
   // A new group's name and a new reader's host name are kept for the stream's life; a reader
@@ -779,6 +788,11 @@ StreamInfo Stream::info() const {
   if (queue_) {
     out.queue = queue_->stats();
     out.ended = queue_->ended();
+    if (auto precious = queue_->precious_step()) {
+      if (auto data = step_data_.find(*precious); data != step_data_.end()) {
+        out.precious_bytes = data->second.bytes;
+      }
+    }
   }
   if (kept_ended()) {
     out.kept_ms = std::max<std::int64_t>(
@@ -790,6 +804,7 @@ StreamInfo Stream::info() const {
     shown.name = name;
     shown.policy = policy_name(group.options.config.policy);
     shown.strategy = group.options.strategy;
+    shown.distribution = stream::distribution_name(group.options.config.distribution);
     shown.size = group.options.config.size;
     if (auto stats = out.queue.groups.find(name); stats != out.queue.groups.end()) {
       shown.stats = stats->second;

@@ -29,13 +29,15 @@ class ReplyBuffer;
 class Session;
 class Stream;
 
-/// SS.STREAM.WRITE's options; every writer of a stream must give the same.
+/// SS.STREAM.WRITE's options (FIRST-STEP-PRECIOUS is config.first_step_precious); every writer
+/// of a stream must give the same.
 struct WriterOptions {
   stream::StreamConfig config;
   std::int64_t step_timeout_ms = 0;  ///< 0: no limit
 };
 
-/// SS.STREAM.JOIN's options; every reader of a group must give the same size, policy and strategy.
+/// SS.STREAM.JOIN's options (DISTRIBUTION is config.distribution); every reader of a group must
+/// give the same size, policy, strategy and distribution.
 struct JoinOptions {
   stream::GroupConfig config;
   std::string strategy;  ///< canonical (lower-case) ChunkStrategy name
@@ -109,6 +111,7 @@ struct ParkedRequest {
 struct StreamInfo {
   struct Group {
     std::string name, policy, strategy;
+    std::string distribution;  ///< all, round_robin or on_demand
     std::uint32_t size = 0;
     stream::GroupStats stats;
   };
@@ -123,6 +126,8 @@ struct StreamInfo {
   bool ended = false;
   /// An ended run kept for late joiners: milliseconds until it is forgotten; -1 otherwise.
   std::int64_t kept_ms = -1;
+  /// The chunk bytes of the precious first step kept (queue.precious_step; 0 when none).
+  std::size_t precious_bytes = 0;
   std::vector<Group> groups;
 };
 
@@ -247,7 +252,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   /// its end (after the steps it can still read) instead of an empty stream that never ends.
   static constexpr std::chrono::seconds kEndedRunKept{60};
   /// True when no rank is bound, nothing is parked, and either no writer ever attached or it has
-  /// ended with every step freed.
+  /// ended with every step freed (but a precious first step no group holds, which goes with the
+  /// stream).
   bool idle() const;
   /// True when the stream may be forgotten at `now`: idle, and either no writer ever attached or
   /// it is an ended run idle for kEndedRunKept. The first call that finds an ended run idle starts
@@ -295,6 +301,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void check_not_aborted(std::int64_t step) const;
   static constexpr std::size_t kAbortedRemembered = 64;
   void drop_freed();
+  // The steps' worth of segments a writer keeps: the queue limit, and one more while a precious
+  // first step holds its segments for good.
+  std::size_t segment_steps() const {
+    return options_->config.queue_limit + (queue_ && queue_->precious_step() ? 1 : 0);
+  }
 
   std::mutex mutex_;
   const std::string name_;

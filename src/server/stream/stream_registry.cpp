@@ -73,7 +73,10 @@ void StreamRegistry::with_current(std::string_view name, const Operation& operat
       // A dead run (its writers failed, nobody bound) is never mistaken for the live one: a
       // reader that comes first for the next run gets a fresh stream, and the old one goes.
       std::lock_guard stream_lock(old->mutex());
-      if (old->stale()) current = nullptr;
+      if (old->stale()) {
+        release_locked(*old);
+        current = nullptr;
+      }
     }
     if (!current) current = std::make_shared<Stream>(std::string(name), keyspace_);
     stream = current;
@@ -99,7 +102,11 @@ void StreamRegistry::with_writer(std::string_view name, std::uint32_t rank,
     std::lock_guard stream_lock(old->mutex());
     if (old->ended() && !old->writer_bound(rank)) {
       // Kept, out of sight, only while someone bound to it may still come back to it.
-      if (old->reachable()) replaced_[std::string(name)].push_back(old);
+      if (old->reachable()) {
+        replaced_[std::string(name)].push_back(old);
+      } else {
+        release_locked(*old);
+      }
       current = nullptr;
     }
   }
@@ -131,7 +138,10 @@ void StreamRegistry::with_stream(const std::shared_ptr<Stream>& stream,
 
 bool StreamRegistry::forget_now(const std::shared_ptr<Stream>& stream) {
   std::optional<DeadlineTimer::Clock::time_point> recheck;
-  if (stream->forgettable(DeadlineTimer::Clock::now(), &recheck)) return true;
+  if (stream->forgettable(DeadlineTimer::Clock::now(), &recheck)) {
+    release_locked(*stream);
+    return true;
+  }
   if (recheck) {
     deadlines_.schedule(*recheck, [this, weak = std::weak_ptr<Stream>(stream)] {
       if (auto kept = weak.lock()) collect(kept);
@@ -153,6 +163,10 @@ void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
   }
   if (stream->reachable()) return;
   if (auto replaced = replaced_.find(name); replaced != replaced_.end()) {
+    if (std::find(replaced->second.begin(), replaced->second.end(), stream) !=
+        replaced->second.end()) {
+      release_locked(*stream);
+    }
     std::erase(replaced->second, stream);
     if (replaced->second.empty()) replaced_.erase(replaced);
   }
@@ -160,9 +174,13 @@ void StreamRegistry::collect(const std::shared_ptr<Stream>& stream) {
 
 void StreamRegistry::erase_locked(const std::shared_ptr<Stream>& stream) {
   std::lock_guard stream_lock(stream->mutex());
-  stream->erase();
-  if (RemoteWork work = stream->take_remote_work(); !work.empty() && remote_sink_) {
-    remote_sink_(stream->name(), work);
+  release_locked(*stream);
+}
+
+void StreamRegistry::release_locked(Stream& stream) {
+  stream.erase();
+  if (RemoteWork work = stream.take_remote_work(); !work.empty() && remote_sink_) {
+    remote_sink_(stream.name(), work);
   }
 }
 

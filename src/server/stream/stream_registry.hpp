@@ -94,6 +94,10 @@ class StreamRegistry {
   bool forget_now(const std::shared_ptr<Stream>& stream);
   // With the registry's lock held: erases `stream` (Stream::erase) and passes on its remote work.
   void erase_locked(const std::shared_ptr<Stream>& stream);
+  // Stream::erase with the stream's mutex held, telling other members what to free: for a
+  // stream the registry lets go of (forgotten or replaced), whose steps (a precious first step
+  // kept for good, or steps of a dead run) would otherwise keep chunks on other members.
+  void release_locked(Stream& stream);
   // The stream the registry's lock must be held for; null when there is none.
   std::shared_ptr<Stream> find_locked(std::string_view name, const BoundHere& bound_here) const;
 

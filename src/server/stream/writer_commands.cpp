@@ -51,10 +51,19 @@ WriterOptions parse_writer_options(const CommandContext& c, std::uint32_t writer
       }
     } else if (equals_nocase(option, "STEP-TIMEOUT")) {
       options.step_timeout_ms = parse_milliseconds(value, "STEP-TIMEOUT");
+    } else if (equals_nocase(option, "FIRST-STEP-PRECIOUS")) {
+      if (equals_nocase(value, "yes")) {
+        options.config.first_step_precious = true;
+      } else if (equals_nocase(value, "no")) {
+        options.config.first_step_precious = false;
+      } else {
+        throw StreamError("FIRST-STEP-PRECIOUS must be yes or no, got '" +
+                          std::string(value.substr(0, 64)) + "'");
+      }
     } else {
       throw StreamError("unknown option '" + std::string(option) +
-                        "'; expected QUEUE, EXPECT-GROUPS, ON-WRITER-FAILURE, STEP-TIMEOUT or "
-                        "CHUNKS-ON");
+                        "'; expected QUEUE, EXPECT-GROUPS, ON-WRITER-FAILURE, STEP-TIMEOUT, "
+                        "FIRST-STEP-PRECIOUS or CHUNKS-ON");
     }
   }
   return options;
@@ -335,10 +344,14 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"SS.STREAM.WRITE", -5, kWrite, 1, 1, 1, write, "stream",
      "stream rank writers hostname [QUEUE steps] [EXPECT-GROUPS groups] "
-     "[ON-WRITER-FAILURE continue|end] [STEP-TIMEOUT ms] [CHUNKS-ON node-id]",
+     "[ON-WRITER-FAILURE continue|end] [STEP-TIMEOUT ms] [FIRST-STEP-PRECIOUS yes|no] "
+     "[CHUNKS-ON node-id]",
      "Attaches writer rank (of writers) on hostname to the stream, creating it: +OK. The rank is "
-     "bound to this connection. CHUNKS-ON (cluster mode): the writer keeps its chunks on that "
-     "member (SS.CHUNKS.PUT) and names them here with SS.STREAM.PUTREF."},
+     "bound to this connection. FIRST-STEP-PRECIOUS yes (default no): the first step that "
+     "completes is kept for the stream's life and handed first to every group that joins later. "
+     "Every writer must give the same options but CHUNKS-ON. CHUNKS-ON (cluster mode): the "
+     "writer keeps its chunks on that member (SS.CHUNKS.PUT) and names them here with "
+     "SS.STREAM.PUTREF."},
     {"SS.STREAM.BEGIN", -4, kWrite | kBlocking, 1, 1, 1, begin, "stream",
      "stream rank step [TIMEOUT ms]",
      "Begins a step: +OK once it has a slot in the queue, or nil after ms milliseconds "
