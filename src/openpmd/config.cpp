@@ -82,6 +82,14 @@ std::uint64_t as_count(const Json& value, const std::vector<std::string>& where)
   }
 }
 
+bool as_flag(const Json& value, const std::vector<std::string>& where) {
+  if (value.is_boolean()) return value.get<bool>();
+  const std::string text = lower(as_text(value, where));
+  if (text == "true" || text == "on" || text == "yes" || text == "1") return true;
+  if (text == "false" || text == "off" || text == "no" || text == "0") return false;
+  throw error::BackendConfigSchema(where, "expected true or false, not '" + text + "'");
+}
+
 void read_sst_parameters(const Json& parameters, SeriesConfig& config) {
   std::vector<std::string> ignored;
   for (const auto& [key, value] : parameters.items()) {
@@ -98,6 +106,21 @@ void read_sst_parameters(const Json& parameters, SeriesConfig& config) {
       config.discard = policy == "discard";
     } else if (name == "rendezvousreadercount") {
       config.expected_groups = static_cast<std::uint32_t>(as_count(value, where));
+    } else if (name == "stepdistributionmode") {
+      const std::string mode = lower(as_text(value, where));
+      if (mode == "alltoall" || mode == "stepsalltoall") {
+        config.step_distribution = "all";
+      } else if (mode == "roundrobin" || mode == "stepsroundrobin") {
+        config.step_distribution = "round_robin";
+      } else if (mode == "ondemand" || mode == "stepsondemand") {
+        config.step_distribution = "on_demand";
+      } else {
+        throw error::BackendConfigSchema(
+            where, "StepDistributionMode is StepsAllToAll, StepsRoundRobin or StepsOnDemand, not '" +
+                       as_text(value, where) + "'");
+      }
+    } else if (name == "firsttimestepprecious") {
+      config.first_step_precious = as_flag(value, where);
     } else if (name == "opentimeoutsecs") {
       config.open_timeout = std::chrono::milliseconds(as_count(value, where) * 1000);
     } else {
@@ -150,6 +173,12 @@ SeriesConfig parse_config(const std::string& options) {
           config.strategy = as_text(setting, where);
         } else if (item == "step_distribution") {
           config.step_distribution = lower(as_text(setting, where));
+          if (config.step_distribution != "all" && config.step_distribution != "round_robin" &&
+              config.step_distribution != "on_demand") {
+            throw error::BackendConfigSchema(where, "expected \"all\", \"round_robin\" or "
+                                                    "\"on_demand\", not '" +
+                                                        as_text(setting, where) + "'");
+          }
         } else if (item == "on_aborted_step") {
           config.on_aborted_step = lower(as_text(setting, where));
           if (config.on_aborted_step != "skip" && config.on_aborted_step != "throw") {

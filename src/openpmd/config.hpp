@@ -22,7 +22,8 @@ struct SeriesConfig {
   std::string group;    ///< the reader group; empty: "openpmd"
   std::string strategy; ///< chunk distribution (ours or openPMD-api's names); empty: the default
   /// Step distribution across the readers of a group: "all" (every reader a share of every
-  /// step, the default).
+  /// step, the default), "round_robin" or "on_demand" (each step whole to one reader: in turn,
+  /// or to whichever asks first). SST's StepDistributionMode sets it too.
   std::string step_distribution;
   /// What a reader does with a step its writers aborted (one of them failed mid-step): "skip"
   /// (the default: say so on stderr and go on with the next) or "throw" (error::ReadError).
@@ -33,6 +34,7 @@ struct SeriesConfig {
   std::optional<bool> discard;                    ///< QueueFullPolicy: Discard / Block
   std::optional<std::uint32_t> expected_groups;   ///< RendezvousReaderCount
   std::optional<std::chrono::milliseconds> open_timeout;  ///< OpenTimeoutSecs
+  std::optional<bool> first_step_precious;        ///< FirstTimestepPrecious
 
   /// Things said once when the series opens (ignored parameters, unknown keys).
   std::vector<std::string> warnings;

@@ -138,6 +138,7 @@ class StreamBackend final : public Backend {
       // SST's RendezvousReaderCount defaults to 1: the writers keep their steps for the first
       // reader group instead of dropping those that no group wants yet.
       options.expected_groups = config.expected_groups ? *config.expected_groups : 1;
+      options.first_step_precious = config.first_step_precious.value_or(false);
       writer_.emplace(client, target.name, rank, size, options);
     } else {
       slipstream::StreamReaderOptions options;
@@ -145,6 +146,11 @@ class StreamBackend final : public Backend {
         options.policy = slipstream::StreamReaderOptions::Policy::kDiscard;
       }
       if (!config.strategy.empty()) options.strategy = config.strategy;
+      if (config.step_distribution == "round_robin") {
+        options.step_distribution = slipstream::StepDistribution::kRoundRobin;
+      } else if (config.step_distribution == "on_demand") {
+        options.step_distribution = slipstream::StepDistribution::kOnDemand;
+      }
       // OpenTimeoutSecs bounds the wait for the first step; later waits that time out are
       // simply waited again (next_iteration).
       if (config.open_timeout) options.next_timeout = *config.open_timeout;

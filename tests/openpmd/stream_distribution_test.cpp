@@ -1,0 +1,98 @@
+// SST's step distribution and precious first step through the openPMD layer, against a real
+// server: readers of one group that each get whole iterations (StepsRoundRobin, StepsOnDemand),
+// every element checked, none lost or seen twice; and a reader that joins after the writer has
+// finished still reads the first iteration when the writer kept it (FirstTimestepPrecious).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "openPMD/openPMD.hpp"
+#include "support/server_process.hpp"
+
+namespace {
+
+using namespace openPMD;
+
+slipstream::testing::ServerProcess& server() {
+  static slipstream::testing::ServerProcess process;
+  return process;
+}
+
+constexpr std::uint64_t kElements = 1000;
+
+std::string config(const std::string& parameters, const std::string& group = "readers") {
+  return R"({"slipstream": {"address": ")" + server().unix_address() + R"(", "group": ")" + group +
+         R"("}, "adios2": {"engine": {"parameters": {)" + parameters + "}}}}";
+}
+
+void write(const std::string& name, int iterations, const std::string& parameters) {
+  Series series(name + ".sst", Access::CREATE, config(parameters));
+  for (int i = 0; i < iterations; ++i) {
+    Iteration it = series.writeIterations()[static_cast<std::uint64_t>(i)];
+    MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+    rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements}));
+    auto span = rho.storeChunk<double>({0}, {kElements}).currentBuffer();
+    for (std::uint64_t k = 0; k < kElements; ++k) span[k] = i * 1000.0 + static_cast<double>(k);
+    it.close();
+  }
+  series.close();
+}
+
+// Reader `rank` of `size` of the group: the iterations it got, each checked whole.
+std::vector<std::uint64_t> read(const std::string& name, int rank, int size,
+                                const std::string& parameters, const std::string& group) {
+  Series series(name + ".sst", Access::READ_LINEAR, config(parameters, group), rank, size,
+                nullptr);
+  std::vector<std::uint64_t> seen;
+  for (IndexedIteration it : series.readIterations()) {
+    auto values = it.meshes["rho"][RecordComponent::SCALAR].loadChunk<double>();
+    it.close();
+    for (std::uint64_t k = 0; k < kElements; ++k) {
+      EXPECT_EQ(values.get()[k], it.iterationIndex * 1000.0 + static_cast<double>(k))
+          << name << " iteration " << it.iterationIndex << " element " << k;
+    }
+    seen.push_back(it.iterationIndex);
+  }
+  return seen;
+}
+
+class StreamDistribution : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StreamDistribution, EachReaderGetsWholeIterationsAndEveryIterationOnce) {
+  const std::string name = std::string("distribution_") + GetParam();
+  const std::string parameters = std::string(R"("StepDistributionMode": ")") + GetParam() + "\"";
+  std::vector<std::uint64_t> first, second;
+  std::thread reader0([&] { first = read(name, 0, 2, parameters, "readers"); });
+  std::thread reader1([&] { second = read(name, 1, 2, parameters, "readers"); });
+  write(name, 10, "");
+  reader0.join();
+  reader1.join();
+  std::vector<std::uint64_t> all(first);
+  all.insert(all.end(), second.begin(), second.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  if (std::string(GetParam()) == "StepsRoundRobin") {
+    EXPECT_EQ(first, (std::vector<std::uint64_t>{0, 2, 4, 6, 8}));
+    EXPECT_EQ(second, (std::vector<std::uint64_t>{1, 3, 5, 7, 9}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, StreamDistribution,
+                         ::testing::Values("StepsRoundRobin", "StepsOnDemand"));
+
+TEST(StreamPrecious, AReaderThatJoinsAfterTheWriterStillReadsTheFirstIteration) {
+  // The first group reads everything; the writer keeps iteration 0 for groups to come.
+  std::vector<std::uint64_t> early;
+  std::thread reader([&] { early = read("precious", 0, 1, "", "early"); });
+  write("precious", 4, R"("FirstTimestepPrecious": "On")");
+  reader.join();
+  EXPECT_EQ(early, (std::vector<std::uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(read("precious", 0, 1, "", "late"), std::vector<std::uint64_t>{0});
+}
+
+}  // namespace
