@@ -32,6 +32,8 @@ struct StreamAttribute {
   std::string path;
   std::string name;
   AttributeValue value;
+  /// The element type the writer declared (StreamWriter::set_attribute's `element`), or empty.
+  std::string element;
 };
 
 /// How a writer attaches to a stream. The first writer to attach (or the first reader to join)
@@ -124,10 +126,18 @@ class SLIPSTREAM_API StreamWriter {
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
   /// Sets an attribute of the step begun (`path` "/" for the step itself: time, dt, ...).
-  void set_attribute(std::string_view path, std::string_view name, AttributeValue value);
+  /// `element` optionally names the writer's own element type of an integer or floating-point
+  /// value, which readers get back in StreamAttribute::element so that they can restore the
+  /// exact type: CHAR, SCHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, LONGLONG, ULONG, ULONGLONG
+  /// or BOOL for integers (unsigned 64-bit values travel as their two's complement), FLOAT,
+  /// DOUBLE, LONG_DOUBLE or ARR_DBL_7 for floating point (openPMD's Datatype names). The server
+  /// refuses other names.
+  void set_attribute(std::string_view path, std::string_view name, AttributeValue value,
+                     std::string_view element = {});
   /// Sets a stream-level attribute (sent with the next end_step(), or at once when no step is
   /// open).
-  void set_stream_attribute(std::string_view path, std::string_view name, AttributeValue value);
+  void set_stream_attribute(std::string_view path, std::string_view name, AttributeValue value,
+                            std::string_view element = {});
   /// Sends the step's chunks and attributes and ends it. The step becomes visible to readers when
   /// every writer has ended it. Returns false when the step was aborted instead (another writer
   /// failed mid-step or the step timed out, and the stream goes on: readers are told it was

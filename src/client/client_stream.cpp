@@ -394,7 +394,7 @@ class StreamWriter::Impl {
     ++pending_count;
   }
   void add_attribute(std::int64_t step, std::string_view path, std::string_view name,
-                     const AttributeValue& value) {
+                     const AttributeValue& value, std::string_view element) {
     auto [type, values] = attribute_wire(value);
     if (type.back() != 's' || type == "string") {
       if (values.size() != 1) throw InvalidArgumentError("attribute '" + std::string(name) + "'");
@@ -404,7 +404,11 @@ class StreamWriter::Impl {
     start(7 + values.size(), "SS.STREAM.ATTR", step);
     pending.arg(keep(std::string(path)));
     pending.arg(keep(std::string(name)));
-    pending.arg(type);
+    if (element.empty()) {
+      pending.arg(type);
+    } else {
+      pending.arg(keep(std::string(type) + ":" + std::string(element)));
+    }
     for (auto& v : values) pending.arg(keep(std::move(v)));
   }
   // Sends the pending commands in one round trip; throws the first error after reading all.
@@ -927,15 +931,15 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
 }
 
 void StreamWriter::set_attribute(std::string_view path, std::string_view name,
-                                 AttributeValue value) {
+                                 AttributeValue value, std::string_view element) {
   if (!impl_->open_step) throw InvalidArgumentError("set_attribute: no step is open");
   if (impl_->aborted) return;
-  impl_->add_attribute(*impl_->open_step, path, name, value);
+  impl_->add_attribute(*impl_->open_step, path, name, value, element);
 }
 
 void StreamWriter::set_stream_attribute(std::string_view path, std::string_view name,
-                                        AttributeValue value) {
-  impl_->add_attribute(-1, path, name, value);
+                                        AttributeValue value, std::string_view element) {
+  impl_->add_attribute(-1, path, name, value, element);
   if (!impl_->open_step) impl_->flush("SS.STREAM.ATTR");
 }
 
@@ -1340,6 +1344,7 @@ StreamNext StreamReader::next_step() {
     attribute.name = element(a, 2, "attribute name").string;
     attribute.value = parse_attribute(element(a, 3, "attribute type").string,
                                       element(a, 4, "attribute value"));
+    if (a.elements.size() > 5) attribute.element = element(a, 5, "attribute element").string;
     impl->attributes.push_back(std::move(attribute));
   }
   // Each component's chunks, and this reader's share of them by the group's strategy.

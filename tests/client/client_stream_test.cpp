@@ -988,6 +988,56 @@ TEST(StreamClient, APreciousFirstStepReachesAGroupThatJoinsLate) {
   }
 }
 
+// An attribute's declared element type reaches readers with its value (an unsigned 64-bit value
+// as its two's complement), stream-level and per step; a name the server does not know is
+// refused with the list of those it does.
+TEST(StreamClient, AttributesKeepTheElementTypeTheirWriterDeclared) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = std::chrono::seconds(20);
+  StreamReader reader(options, name, "g", 0, 1, reader_options);
+  StreamWriter writer(options, name, 0, 1);
+  writer.set_stream_attribute("/", "ranks", std::int64_t{4}, "UINT");
+  writer.begin_step(0);
+  writer.set_attribute("/", "time", 0.25, "FLOAT");
+  writer.set_attribute("meshes/E", "unitDimension", std::vector<double>{1, 1, -3, -1, 0, 0, 0},
+                       "ARR_DBL_7");
+  writer.set_attribute("meshes/E", "big", static_cast<std::int64_t>(~std::uint64_t{0}), "ULONG");
+  writer.set_attribute("meshes/E", "plain", std::int64_t{7});
+  const std::vector<std::uint64_t> global = {2}, offset = {0};
+  writer.put_chunk<float>("meshes/E/x", global, offset, global, std::vector<float>{1, 2});
+  ASSERT_TRUE(writer.end_step());
+  StreamNext next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+  auto find = [&](const std::string& path, const std::string& attribute) {
+    for (const StreamAttribute& a : next.step->attributes()) {
+      if (a.path == path && a.name == attribute) return a;
+    }
+    ADD_FAILURE() << "no attribute " << path << "@" << attribute;
+    return StreamAttribute{};
+  };
+  EXPECT_EQ(find("/", "ranks").element, "UINT");
+  EXPECT_EQ(find("/", "ranks").step, -1);
+  EXPECT_EQ(find("/", "time").element, "FLOAT");
+  EXPECT_EQ(find("meshes/E", "unitDimension").element, "ARR_DBL_7");
+  const StreamAttribute big = find("meshes/E", "big");
+  EXPECT_EQ(big.element, "ULONG");
+  EXPECT_EQ(static_cast<std::uint64_t>(std::get<std::int64_t>(big.value)), ~std::uint64_t{0});
+  EXPECT_EQ(find("meshes/E", "plain").element, "");
+  next.step->release();
+
+  writer.begin_step(1);
+  writer.set_attribute("/", "time", std::int64_t{1}, "FLOAT");  // not an integer element type
+  try {
+    writer.end_step();
+    ADD_FAILURE() << "an unknown element type was accepted";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("ULONGLONG or BOOL"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {
   ServerProcess& server = shared_server();
   const ClientOptions options = options_for(server);

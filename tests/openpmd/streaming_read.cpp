@@ -54,6 +54,15 @@ int main(int argc, char** argv) {
       check(iteration.dt<double>() == 0.5, at + "dt");
       check(iteration.getAttribute("step_float").get<float>() == static_cast<float>(seen) + 0.25f,
             at + "step_float");
+      // Attributes keep their exact types, on a stream as in a file.
+      check(iteration.getAttribute("step_float").dtype == Datatype::FLOAT, at + "step_float type");
+      check(series.getAttribute("ranks").dtype == Datatype::UINT, at + "ranks type");
+      check(iteration.meshes["E"].getAttribute("unitDimension").dtype == Datatype::ARR_DBL_7,
+            at + "unitDimension type");
+      check(iteration.meshes["E"].getAttribute("timeOffset").dtype == Datatype::FLOAT,
+            at + "timeOffset type");
+      check(iteration.meshes["E"].getAttribute("axisLabels").dtype == Datatype::VEC_STRING,
+            at + "axisLabels type");
       check((iteration.getAttribute("labels").get<std::vector<std::string>>() ==
              std::vector<std::string>{"a", "bc"}),
             at + "labels");

@@ -1,6 +1,8 @@
 // The stream backend: a series on a Slipstream stream. Writing, an iteration is a step of one
 // writer rank (StreamWriter); reading, one reader of a group (StreamReader) takes the steps in
 // order, and loads any box of any component of the step it holds in one round trip per flush.
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include "openPMD/Error.hpp"
 #include "openpmd/backend/backend.hpp"
 #include "openpmd/config.hpp"
+#include "openpmd/dataset_types.hpp"
 #include "slipstream/error.hpp"
 #include "slipstream/stream.hpp"
 
@@ -60,21 +63,32 @@ Datatype from_dtype(slipstream::DType dtype) {
   return Datatype::UNDEFINED;
 }
 
-// A stream attribute holds strings, 64-bit integers and doubles, and arrays of them.
-slipstream::AttributeValue to_stream(const Attribute& attribute, const std::string& where) {
+// A stream attribute holds strings, 64-bit integers and doubles, and arrays of them, with the
+// writer's own element type beside them (LONG, DOUBLE and strings need none): the reader gets
+// back the exact type.
+struct StreamValue {
+  slipstream::AttributeValue value;
+  std::string element;
+};
+
+StreamValue to_stream(const Attribute& attribute, const std::string& where) {
+  const Datatype basic = basicDatatype(attribute.dtype);
+  const std::string element =
+      attribute.dtype == Datatype::ARR_DBL_7                                   ? "ARR_DBL_7"
+      : basic == Datatype::LONG || basic == Datatype::DOUBLE || basic == Datatype::STRING ? ""
+                                                                   : datatypeToString(basic);
   return std::visit(
-      [&](const auto& value) -> slipstream::AttributeValue {
+      [&](const auto& value) -> StreamValue {
         using T = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          return value;
-        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-          return value;
+        if constexpr (std::is_same_v<T, std::string> ||
+                      std::is_same_v<T, std::vector<std::string>>) {
+          return {value, ""};
         } else if constexpr (std::is_same_v<T, std::array<double, 7>>) {
-          return std::vector<double>(value.begin(), value.end());
+          return {std::vector<double>(value.begin(), value.end()), element};
         } else if constexpr (std::is_integral_v<T>) {
-          return static_cast<std::int64_t>(value);
+          return {static_cast<std::int64_t>(value), element};
         } else if constexpr (std::is_floating_point_v<T>) {
-          return static_cast<double>(value);
+          return {static_cast<double>(value), element};
         } else if constexpr (std::is_same_v<T, std::vector<char>> ||
                              std::is_same_v<T, std::vector<signed char>> ||
                              std::is_same_v<T, std::vector<unsigned char>> ||
@@ -86,11 +100,13 @@ slipstream::AttributeValue to_stream(const Attribute& attribute, const std::stri
                              std::is_same_v<T, std::vector<unsigned long>> ||
                              std::is_same_v<T, std::vector<long long>> ||
                              std::is_same_v<T, std::vector<unsigned long long>>) {
-          return std::vector<std::int64_t>(value.begin(), value.end());
+          std::vector<std::int64_t> out;
+          for (auto v : value) out.push_back(static_cast<std::int64_t>(v));
+          return {std::move(out), element};
         } else if constexpr (std::is_same_v<T, std::vector<float>> ||
                              std::is_same_v<T, std::vector<double>> ||
                              std::is_same_v<T, std::vector<long double>>) {
-          return std::vector<double>(value.begin(), value.end());
+          return {std::vector<double>(value.begin(), value.end()), element};
         } else {
           throw error::OperationUnsupportedInBackend(
               kName, "attribute '" + where + "' is " + datatypeToString(attribute.dtype) +
@@ -100,7 +116,8 @@ slipstream::AttributeValue to_stream(const Attribute& attribute, const std::stri
       attribute.getResource());
 }
 
-Attribute from_stream(const slipstream::AttributeValue& value) {
+// The value as the wire types say (no element type given).
+Attribute plain_attribute(const slipstream::AttributeValue& value) {
   return std::visit(
       [](const auto& held) -> Attribute {
         using T = std::decay_t<decltype(held)>;
@@ -113,6 +130,49 @@ Attribute from_stream(const slipstream::AttributeValue& value) {
         }
       },
       value);
+}
+
+// The value in the element type its writer declared.
+Attribute from_stream(const slipstream::AttributeValue& value, const std::string& element) {
+  if (element.empty()) return plain_attribute(value);
+  if (element == "ARR_DBL_7") {
+    const auto* doubles = std::get_if<std::vector<double>>(&value);
+    if (doubles && doubles->size() == 7) {
+      std::array<double, 7> out{};
+      std::copy(doubles->begin(), doubles->end(), out.begin());
+      return Attribute(out);
+    }
+    return plain_attribute(value);
+  }
+  Datatype dtype = Datatype::UNDEFINED;
+  try {
+    dtype = stringToDatatype(element);
+  } catch (const std::invalid_argument&) {
+    return plain_attribute(value);  // a type this layer does not know: as the wire says
+  }
+  return with_dataset_type(dtype, "attribute", [&](auto* tag) -> Attribute {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (std::is_arithmetic_v<T>) {
+      return std::visit(
+          [](const auto& held) -> Attribute {
+            using H = std::decay_t<decltype(held)>;
+            if constexpr (std::is_same_v<H, std::int64_t> || std::is_same_v<H, double>) {
+              return Attribute(static_cast<T>(held));
+            } else if constexpr ((std::is_same_v<H, std::vector<std::int64_t>> ||
+                                  std::is_same_v<H, std::vector<double>>) &&
+                                 !std::is_same_v<T, bool>) {
+              std::vector<T> out;
+              for (auto v : held) out.push_back(static_cast<T>(v));
+              return Attribute(std::move(out));
+            } else {
+              return plain_attribute(held);
+            }
+          },
+          value);
+    } else {
+      return plain_attribute(value);
+    }
+  });
 }
 
 std::string stream_path(const std::string& path) { return path.empty() ? "/" : path; }
@@ -217,11 +277,13 @@ class StreamBackend final : public Backend {
   void write_attributes(std::optional<std::uint64_t> index,
                         const std::vector<AttributeEntry>& attributes) override {
     for (const AttributeEntry& entry : attributes) {
-      slipstream::AttributeValue value = to_stream(entry.value, stream_path(entry.path) + "@" + entry.name);
+      StreamValue typed = to_stream(entry.value, stream_path(entry.path) + "@" + entry.name);
       if (index) {
-        writer().set_attribute(stream_path(entry.path), entry.name, std::move(value));
+        writer().set_attribute(stream_path(entry.path), entry.name, std::move(typed.value),
+                               typed.element);
       } else {
-        writer().set_stream_attribute(stream_path(entry.path), entry.name, std::move(value));
+        writer().set_stream_attribute(stream_path(entry.path), entry.name,
+                                      std::move(typed.value), typed.element);
       }
     }
   }
@@ -355,7 +417,8 @@ class StreamBackend final : public Backend {
     root_.clear();
     for (const slipstream::StreamAttribute& attribute : step.attributes()) {
       std::string path = attribute.path == "/" ? "" : attribute.path;
-      AttributeEntry entry{std::move(path), attribute.name, from_stream(attribute.value)};
+      AttributeEntry entry{std::move(path), attribute.name,
+                           from_stream(attribute.value, attribute.element)};
       if (attribute.step < 0) {
         root_.push_back(std::move(entry));
       } else {

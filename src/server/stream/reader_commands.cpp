@@ -87,8 +87,10 @@ void write_rank_names(ReplyBuffer& reply, const RankNames& names) {
   }
 }
 
+// [step, path, name, type, value] and, when the writer declared one, its element type (readers
+// that do not know it read the first five).
 void write_attribute(ReplyBuffer& reply, const Attribute& attribute) {
-  reply.array(5);
+  reply.array(attribute.element.empty() ? 5 : 6);
   reply.integer(attribute.step);
   reply.bulk(attribute.path);
   reply.bulk(attribute.name);
@@ -116,6 +118,7 @@ void write_attribute(ReplyBuffer& reply, const Attribute& attribute) {
       for (auto value : attribute.floats) reply.double_value(value);
       break;
   }
+  if (!attribute.element.empty()) reply.bulk(attribute.element);
 }
 
 // A chunk row is [id, source rank, offset, extent], and for a colocated chunk (cluster mode) a

@@ -138,8 +138,19 @@ std::string_view attribute_type_name(AttributeType type) noexcept {
   return "string";
 }
 
-void parse_attribute_value(std::string_view type, std::span<const Buffer> values,
+namespace {
+// The element types an attribute of a wire type may declare (openPMD's Datatype names).
+constexpr std::string_view kIntegerElements[] = {"CHAR", "SCHAR", "UCHAR", "SHORT", "USHORT",
+                                                 "INT", "UINT", "LONG", "LONGLONG", "ULONG",
+                                                 "ULONGLONG", "BOOL"};
+constexpr std::string_view kFloatElements[] = {"FLOAT", "DOUBLE", "LONG_DOUBLE", "ARR_DBL_7"};
+}  // namespace
+
+void parse_attribute_value(std::string_view type_and_element, std::span<const Buffer> values,
                            Attribute& attribute) {
+  // "type" or "type:ELEMENT" (the writer's own element type, see Attribute::element).
+  const std::size_t colon = type_and_element.find(':');
+  const std::string_view type = type_and_element.substr(0, colon);
   constexpr AttributeType kTypes[] = {AttributeType::kString, AttributeType::kInt,
                                       AttributeType::kFloat,  AttributeType::kStrings,
                                       AttributeType::kInts,   AttributeType::kFloats};
@@ -153,6 +164,27 @@ void parse_attribute_value(std::string_view type, std::span<const Buffer> values
   if (!known) {
     throw StreamError("unknown attribute type '" + shown(type) +
                       "'; expected string, int, float, strings, ints or floats");
+  }
+  if (colon != std::string_view::npos) {
+    const std::string_view element = type_and_element.substr(colon + 1);
+    const bool integer = attribute.type == AttributeType::kInt || attribute.type == AttributeType::kInts;
+    const bool floating =
+        attribute.type == AttributeType::kFloat || attribute.type == AttributeType::kFloats;
+    bool allowed = false;
+    if (integer) {
+      for (std::string_view name : kIntegerElements) allowed = allowed || element == name;
+    } else if (floating) {
+      for (std::string_view name : kFloatElements) allowed = allowed || element == name;
+    }
+    if (!allowed) {
+      throw StreamError("attribute element type '" + shown(element) + "' for " +
+                        std::string(attribute_type_name(attribute.type)) + "; expected " +
+                        (integer    ? "CHAR, SCHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, "
+                                      "LONGLONG, ULONG, ULONGLONG or BOOL"
+                         : floating ? "FLOAT, DOUBLE, LONG_DOUBLE or ARR_DBL_7"
+                                    : "none (strings have no element type)"));
+    }
+    attribute.element = std::string(element);
   }
   const bool singular = attribute.type == AttributeType::kString ||
                         attribute.type == AttributeType::kInt ||

@@ -31,12 +31,16 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<std::int64_t> ints;
   std::vector<double> floats;
+  /// The writer's own element type, when it is not the wire's (int64, double, string): one of
+  /// attribute_elements(type), e.g. "UINT" or "FLOAT" (openPMD's Datatype names), so that a
+  /// reader gets back the exact type that was set. Empty: the wire's.
+  std::string element;
   std::uint32_t writer = 0;  ///< the rank that set it (first, when several agreed)
 
   /// The same type and values (who set it aside).
   bool same_value(const Attribute& other) const {
-    return type == other.type && strings == other.strings && ints == other.ints &&
-           floats == other.floats;
+    return type == other.type && element == other.element && strings == other.strings &&
+           ints == other.ints && floats == other.floats;
   }
 };
 
@@ -50,7 +54,7 @@ struct AttributeList {
 /// What an attribute costs the server, counted against --maxmemory: its path, name and values,
 /// and the bookkeeping around them.
 inline std::size_t attribute_bytes(const Attribute& attribute) {
-  std::size_t bytes = 192 + attribute.path.size() + attribute.name.size() +
+  std::size_t bytes = 192 + attribute.path.size() + attribute.name.size() + attribute.element.size() +
                       8 * (attribute.ints.size() + attribute.floats.size());
   for (const std::string& text : attribute.strings) bytes += 32 + text.size();
   return bytes;

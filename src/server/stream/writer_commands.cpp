@@ -246,7 +246,7 @@ Outcome segments(CommandContext& c) {
   });
 }
 
-// SS.STREAM.ATTR stream rank step path name type value [value ...]
+// SS.STREAM.ATTR stream rank step path name type[:ELEMENT] value [value ...]
 Outcome attr(CommandContext& c) {
   return reply_errors(c, [&] {
     const std::uint32_t rank = parse_rank(c.arg(2), "writer rank");
@@ -372,8 +372,10 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
      "Cluster mode: names a chunk the writer stored on its CHUNKS-ON member (SS.CHUNKS.PUT there) "
      "as part of a begun step: +OK. The stream frees it there when the step is freed."},
     {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
-     "stream rank step path name string|int|float|strings|ints|floats value [value ...]",
-     "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK."},
+     "stream rank step path name string|int|float|strings|ints|floats[:ELEMENT] value [value ...]",
+     "Sets an attribute of the stream (step -1), a step (path /), a record or a component: +OK. "
+     "ELEMENT, after an int or float type, is the writer's own element type (CHAR ... ULONGLONG, "
+     "BOOL; FLOAT, DOUBLE, LONG_DOUBLE, ARR_DBL_7), given back to readers with the value."},
     {"SS.STREAM.END", -4, kWrite, 1, 1, 1, end, "stream",
      "stream rank step [NEXT next-step [size ...]]",
      "Ends a step for this writer; it becomes visible once every writer has ended it: +OK. With "
