@@ -90,7 +90,9 @@ enum slipstream_dtype {
   SLIPSTREAM_INT64 = 5,
   SLIPSTREAM_UINT8 = 6,
   SLIPSTREAM_UINT16 = 7,
-  SLIPSTREAM_BOOL = 8 /**< one byte per element, 0 or 1 */
+  SLIPSTREAM_BOOL = 8, /**< one byte per element, 0 or 1 */
+  SLIPSTREAM_UINT32 = 9, /**< Slipstream's own (RedisAI has none); models cannot take it */
+  SLIPSTREAM_UINT64 = 10
 };
 /** An element type: one of the SLIPSTREAM_* values above. An integer, not the enum, so that any
  *  value a caller passes is well defined (an unknown one is SLIPSTREAM_INVALID_ARGUMENT). */

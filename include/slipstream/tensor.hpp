@@ -21,6 +21,8 @@ enum class DType : std::uint8_t {
   kUInt8,
   kUInt16,
   kBool,
+  kUInt32,  ///< Slipstream's own (RedisAI has none): stream components, tensors; no model input
+  kUInt64,
 };
 
 /// Memory order of a caller's buffer. Tensors are always stored row-major (C order); a buffer in
@@ -47,6 +49,8 @@ template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType:
 template <> struct DTypeOf<std::uint8_t> { static constexpr DType value = DType::kUInt8; };
 template <> struct DTypeOf<std::uint16_t> { static constexpr DType value = DType::kUInt16; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <> struct DTypeOf<std::uint32_t> { static constexpr DType value = DType::kUInt32; };
+template <> struct DTypeOf<std::uint64_t> { static constexpr DType value = DType::kUInt64; };
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 

@@ -30,6 +30,8 @@ static_assert(SLIPSTREAM_AUTH_ERROR == static_cast<int>(ErrorCode::kAuth));
 static_assert(SLIPSTREAM_BACKEND_ERROR == static_cast<int>(ErrorCode::kBackend));
 static_assert(SLIPSTREAM_BOOL == static_cast<int>(DType::kBool));
 static_assert(SLIPSTREAM_UINT16 == static_cast<int>(DType::kUInt16));
+static_assert(SLIPSTREAM_UINT32 == static_cast<int>(DType::kUInt32));
+static_assert(SLIPSTREAM_UINT64 == static_cast<int>(DType::kUInt64));
 static_assert(SLIPSTREAM_FORTRAN_ORDER == static_cast<int>(MemoryOrder::kFortran));
 static_assert(SLIPSTREAM_REPLY_PUSH == static_cast<int>(Reply::Kind::kPush));
 
@@ -118,9 +120,9 @@ std::span<const std::int64_t> shape_arg(const std::int64_t* data, std::size_t ra
 
 DType dtype_arg(slipstream_dtype_t dtype) {
   const auto value = static_cast<int>(dtype);
-  if (value < SLIPSTREAM_FLOAT32 || value > SLIPSTREAM_BOOL) {
+  if (value < SLIPSTREAM_FLOAT32 || value > SLIPSTREAM_UINT64) {
     throw InvalidArgumentError("dtype " + std::to_string(value) +
-                               " is not a slipstream_dtype_t (expected 0 to 8)");
+                               " is not a slipstream_dtype_t (expected 0 to 10)");
   }
   return static_cast<DType>(value);
 }
@@ -206,7 +208,7 @@ const char* slipstream_status_name(slipstream_status_t status) {
 
 size_t slipstream_dtype_size(slipstream_dtype_t dtype) {
   const auto value = static_cast<int>(dtype);
-  if (value < SLIPSTREAM_FLOAT32 || value > SLIPSTREAM_BOOL) return 0;
+  if (value < SLIPSTREAM_FLOAT32 || value > SLIPSTREAM_UINT64) return 0;
   return slipstream::dtype_size(static_cast<slipstream::DType>(value));
 }
 

@@ -13,7 +13,7 @@ struct DTypeInfo {
   std::size_t size;
 };
 
-constexpr std::array<DTypeInfo, 9> kDTypes = {{
+constexpr std::array<DTypeInfo, 11> kDTypes = {{
     {DType::kFloat32, "FLOAT", 4},
     {DType::kFloat64, "DOUBLE", 8},
     {DType::kInt8, "INT8", 1},
@@ -23,6 +23,8 @@ constexpr std::array<DTypeInfo, 9> kDTypes = {{
     {DType::kUInt8, "UINT8", 1},
     {DType::kUInt16, "UINT16", 2},
     {DType::kBool, "BOOL", 1},
+    {DType::kUInt32, "UINT32", 4},
+    {DType::kUInt64, "UINT64", 8},
 }};
 
 }  // namespace

@@ -153,7 +153,9 @@ std::optional<c10::ScalarType> torch_type(DType type) {
     case DType::kBool:
       return c10::ScalarType::Bool;
     case DType::kUInt16:
-      return std::nullopt;  // libtorch 1.13 has no uint16
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return std::nullopt;  // libtorch 1.13 has no uint16, uint32 or uint64
   }
   return std::nullopt;
 }

@@ -37,7 +37,9 @@ SRTensorType tensor_type_of(DType dtype) {
     case DType::kInt64: return SRTensorTypeInt64;
     case DType::kUInt8: return SRTensorTypeUint8;
     case DType::kUInt16: return SRTensorTypeUint16;
-    case DType::kBool: break;
+    case DType::kBool:
+    case DType::kUInt32:
+    case DType::kUInt64: break;
   }
   throw SRTypeException("the tensor holds " + std::string(dtype_name(dtype)) +
                         " elements, which SmartRedis has no tensor type for");

@@ -162,7 +162,7 @@ std::optional<std::string> read_whole(const fs::path& path) {
 
 DType dtype_of(Reader& r) {
   const std::uint64_t v = r.u64();
-  if (v > static_cast<std::uint64_t>(DType::kBool)) r.fail("it names an unknown dtype");
+  if (v > static_cast<std::uint64_t>(DType::kUInt64)) r.fail("it names an unknown dtype");
   return static_cast<DType>(v);
 }
 

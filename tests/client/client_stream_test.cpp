@@ -411,7 +411,9 @@ std::vector<std::string> reader_requests(bool server_knows_release) {
     for (int step = 0; step < 3; ++step) {
       StreamNext next = reader.next_step();
       EXPECT_EQ(next.kind, StreamNext::Kind::kStep);
-      if (next.step) EXPECT_EQ(next.step->number(), step);
+      if (next.step) {
+        EXPECT_EQ(next.step->number(), step);
+      }
     }
     EXPECT_EQ(reader.next_step().kind, StreamNext::Kind::kEnd);
   }

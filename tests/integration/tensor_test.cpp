@@ -35,7 +35,8 @@ struct DTypeCase {
 
 TEST_F(TensorTest, BlobRoundTripForEveryDType) {
   const DTypeCase cases[] = {{"FLOAT", 4}, {"DOUBLE", 8}, {"INT8", 1},   {"INT16", 2}, {"INT32", 4},
-                             {"INT64", 8}, {"UINT8", 1},  {"UINT16", 2}, {"BOOL", 1}};
+                             {"INT64", 8}, {"UINT8", 1},  {"UINT16", 2}, {"BOOL", 1},
+                             {"UINT32", 4}, {"UINT64", 8}};
   for (const auto& dt : cases) {
     std::string blob(2 * 3 * dt.size, '\0');
     for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>(i % 2);  // BOOL-safe
@@ -68,6 +69,14 @@ TEST_F(TensorTest, ValuesInAndOut) {
   EXPECT_EQ(c_.call({"AI.TENSORGET", "i", "VALUES"}).str(), "[:-128, :0, :127]");
   ASSERT_TRUE(c_.call({"AI.TENSORSET", "u", "UINT16", "1", "VALUES", "65535"}).is_ok());
   EXPECT_EQ(c_.call({"AI.TENSORGET", "u", "VALUES"}).str(), "[:65535]");
+  // Slipstream's unsigned 32- and 64-bit types: the whole range, above 2^63 - 1 as text.
+  ASSERT_TRUE(c_.call({"AI.TENSORSET", "u4", "UINT32", "2", "VALUES", "0", "4294967295"}).is_ok());
+  EXPECT_EQ(c_.call({"AI.TENSORGET", "u4", "VALUES"}).str(), "[:0, :4294967295]");
+  EXPECT_TRUE(c_.call({"AI.TENSORSET", "u4", "UINT32", "1", "VALUES", "4294967296"}).is_error());
+  ASSERT_TRUE(c_.call({"AI.TENSORSET", "u8", "UINT64", "2", "VALUES", "7", "18446744073709551615"})
+                  .is_ok());
+  EXPECT_EQ(c_.call({"AI.TENSORGET", "u8", "VALUES"}).str(), "[:7, $18446744073709551615]");
+  EXPECT_TRUE(c_.call({"AI.TENSORSET", "u8", "UINT64", "1", "VALUES", "-1"}).is_error());
   ASSERT_TRUE(c_.call({"AI.TENSORSET", "z", "DOUBLE", "3"}).is_ok());  // zero-filled
   EXPECT_EQ(c_.call({"AI.TENSORGET", "z", "VALUES"}).str(), "[$0, $0, $0]");
   ASSERT_TRUE(c_.call({"AI.TENSORSET", "s", "INT32", "VALUES", "7"}).is_ok());  // a scalar

@@ -106,10 +106,14 @@ int main(int argc, char** argv) {
       RecordComponent charge = electrons["charge"][RecordComponent::SCALAR];
       check(charge.constant(), at + "charge is constant");
       auto charges = charge.loadChunk<double>();
-      auto patch_counts =
-          electrons.particlePatches["numParticles"][RecordComponent::SCALAR].load<std::int64_t>();
+      PatchRecordComponent counts = electrons.particlePatches["numParticles"][RecordComponent::SCALAR];
+      check(counts.getDatatype() == Datatype::ULONG, at + "numParticles is uint64");
+      auto patch_counts = counts.load<std::uint64_t>();
       auto patch_offsets =
-          electrons.particlePatches["numParticlesOffset"][RecordComponent::SCALAR].load<std::int64_t>();
+          electrons.particlePatches["numParticlesOffset"][RecordComponent::SCALAR].load<std::uint64_t>();
+      RecordComponent cell = electrons["cell"][RecordComponent::SCALAR];
+      check(cell.getDatatype() == Datatype::UINT, at + "cell is uint32");
+      auto cells = cell.loadChunk<std::uint32_t>();
       iteration.close();  // the loads happen here
 
       const char axes[] = {'x', 'y', 'z'};
@@ -126,15 +130,15 @@ int main(int argc, char** argv) {
         check(positions.get()[k] == static_cast<float>(expected_field(index, 'p', k)),
               at + "position/x[" + std::to_string(k) + "]");
         check(charges.get()[k] == -1.602e-19, at + "charge[" + std::to_string(k) + "]");
+        check(cells.get()[k] == k, at + "cell[" + std::to_string(k) + "]");
       }
       for (std::uint64_t k = 0; k < box; ++k) {
         check(rho_box.get()[k] == static_cast<float>(expected_field(index, 'r', middle + k)),
               at + "rho box[" + std::to_string(k) + "]");
       }
       for (std::uint64_t r = 0; r < writers; ++r) {
-        check(patch_counts.get()[r] == static_cast<std::int64_t>(per_rank), at + "numParticles");
-        check(patch_offsets.get()[r] == static_cast<std::int64_t>(r * per_rank),
-              at + "numParticlesOffset");
+        check(patch_counts.get()[r] == per_rank, at + "numParticles");
+        check(patch_offsets.get()[r] == r * per_rank, at + "numParticlesOffset");
       }
       ++seen;
     }

@@ -92,15 +92,20 @@ int main(int argc, char** argv) {
       // One patch per rank, as PIConGPU writes them.
       auto patches = electrons.particlePatches;
       patches["numParticles"][RecordComponent::SCALAR].resetDataset(
-          Dataset(determineDatatype<std::int64_t>(), {static_cast<std::uint64_t>(size)}));
+          Dataset(determineDatatype<std::uint64_t>(), {static_cast<std::uint64_t>(size)}));
       patches["numParticles"][RecordComponent::SCALAR].store(
-          static_cast<std::uint64_t>(rank), static_cast<std::int64_t>(per_rank));
+          static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(per_rank));
       patches["numParticlesOffset"][RecordComponent::SCALAR].resetDataset(
-          Dataset(determineDatatype<std::int64_t>(), {static_cast<std::uint64_t>(size)}));
+          Dataset(determineDatatype<std::uint64_t>(), {static_cast<std::uint64_t>(size)}));
       patches["numParticlesOffset"][RecordComponent::SCALAR].store(
-          static_cast<std::uint64_t>(rank), static_cast<std::int64_t>(offset));
+          static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(offset));
+      // An unsigned 32-bit record too.
+      std::vector<std::uint32_t> cells(per_rank);
+      for (std::uint64_t k = 0; k < per_rank; ++k) cells[k] = static_cast<std::uint32_t>(offset + k);
+      electrons["cell"][RecordComponent::SCALAR].resetDataset(Dataset(Datatype::UINT, {global}));
+      electrons["cell"][RecordComponent::SCALAR].storeChunk(cells, {offset}, {per_rank});
 
-      iteration.close();
+      iteration.close();  // `cells` and the other buffers are sent here, before they go
     }
     series.close();
   }

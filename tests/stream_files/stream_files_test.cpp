@@ -293,7 +293,7 @@ TEST(StreamFiles, DumpFileBasedWritesOneFilePerStepAndReplaysFromThePattern) {
 TEST(StreamFiles, ADumpWithoutParticlesHasNoParticlesPath) {
   SKIP_WITHOUT_H5PY();
   TempDir dir;
-  for (const std::string output : {dir / "meshes_only.h5", dir / "meshes_only_%T.h5"}) {
+  for (const std::string& output : {dir / "meshes_only.h5", dir / "meshes_only_%T.h5"}) {
     const std::string stream = "files.meshes_only." + std::to_string(output.size());
     std::thread writer([&] {
       StreamWriterOptions writer_options;
@@ -314,6 +314,57 @@ TEST(StreamFiles, ADumpWithoutParticlesHasNoParticlesPath) {
     Finished checked = run({"/usr/bin/python3", "-B", SLIPSTREAM_CONFORMANCE_SCRIPT, output});
     EXPECT_EQ(checked.status, 0) << output << ": " << checked.out << checked.err;
   }
+}
+
+// Unsigned 32- and 64-bit components (particle patches' numParticles) go to the file with their
+// type and come back from it on replay: they were dropped before.
+TEST(StreamFiles, UnsignedComponentsSurviveDumpAndReplay) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string file = dir / "patches.h5";
+  const std::vector<std::uint64_t> counts = {5, std::uint64_t{1} << 63};
+  const std::vector<std::uint32_t> cells = {7, 4000000000u};
+  auto publish = [&](const std::string& stream) {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    StreamWriter w(options(), stream, 0, 1, writer_options);
+    const std::vector<std::uint64_t> global = {2}, offset = {0};
+    w.begin_step(0);
+    w.put_chunk<std::uint64_t>("particles/e/particlePatches/numParticles", global, offset, global,
+                               counts);
+    w.put_chunk<std::uint32_t>("particles/e/cell", global, offset, global, cells);
+    w.end_step();
+    w.close();
+  };
+  std::thread writer(publish, "files.unsigned");
+  Finished dump = run(cli(dump_args("files.unsigned", file)));
+  writer.join();
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  Finished types = run({"/usr/bin/python3", "-c",
+                        "import h5py, sys; f = h5py.File(sys.argv[1]); "
+                        "print(f['data/0/particles/e/particlePatches/numParticles'].dtype, "
+                        "f['data/0/particles/e/cell'].dtype)",
+                        file});
+  EXPECT_EQ(types.out, "uint64 uint32\n") << types.err;
+
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = std::chrono::seconds(30);
+  StreamReader reader(options(), "files.unsigned.replayed", "check", 0, 1, reader_options);
+  Finished replayed = run(cli({"stream", "replay", "--address", server().tcp_address(), "--stream",
+                               "files.unsigned.replayed", "--input", file}));
+  ASSERT_EQ(replayed.status, 0) << replayed.err;
+  StreamNext next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+  const StreamComponent* patches = next.step->component("particles/e/particlePatches/numParticles");
+  ASSERT_NE(patches, nullptr);
+  EXPECT_EQ(patches->dtype, DType::kUInt64);
+  std::vector<std::uint64_t> got(2);
+  next.step->load_box(patches->name, std::vector<std::uint64_t>{0}, std::vector<std::uint64_t>{2},
+                      got.data());
+  EXPECT_EQ(got, counts);
+  const StreamComponent* cell = next.step->component("particles/e/cell");
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->dtype, DType::kUInt32);
 }
 
 TEST(StreamFiles, ReplayedDumpDumpsToTheSameFile) {

@@ -290,10 +290,10 @@ TEST_F(SnapshotTest, NewerFormatVersionIsRefusedByName) {
 TEST_F(SnapshotTest, UnknownDTypeIsRefusedEvenWithValidChecksum) {
   std::string bytes = small_tensor_snapshot();
   ASSERT_EQ(bytes[kSmallTensorDTypeOffset], static_cast<char>(DType::kInt16));
-  bytes[kSmallTensorDTypeOffset] = 9;
+  bytes[kSmallTensorDTypeOffset] = 11;
   reseal(bytes);
   write_bytes(path_, bytes);
-  expect_refused(" is corrupt: entry 0 (key \"t\" at byte 20): unknown tensor dtype code 9");
+  expect_refused(" is corrupt: entry 0 (key \"t\" at byte 20): unknown tensor dtype code 11");
 }
 
 TEST_F(SnapshotTest, TensorSizeNotMatchingShapeIsRefused) {

@@ -10,7 +10,7 @@ namespace slipstream::python {
 namespace {
 
 constexpr const char* kSupported =
-    "float32, float64, int8, int16, int32, int64, uint8, uint16 or bool";
+    "float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64 or bool";
 
 py::module_ convert_module() { return py::module_::import("slipstream._convert"); }
 
@@ -53,6 +53,8 @@ DType dtype_of_numpy(const py::dtype& dtype) {
   if (kind == 'i' && size == 8) return DType::kInt64;
   if (kind == 'u' && size == 1) return DType::kUInt8;
   if (kind == 'u' && size == 2) return DType::kUInt16;
+  if (kind == 'u' && size == 4) return DType::kUInt32;
+  if (kind == 'u' && size == 8) return DType::kUInt64;
   if (kind == 'b' && size == 1) return DType::kBool;
   throw py::type_error("slipstream cannot store elements of dtype " +
                        dtype.attr("name").cast<std::string>() + "; expected " + kSupported);
@@ -78,6 +80,10 @@ py::dtype numpy_dtype(DType dtype) {
       return py::dtype::of<std::uint16_t>();
     case DType::kBool:
       return py::dtype::of<bool>();
+    case DType::kUInt32:
+      return py::dtype::of<std::uint32_t>();
+    case DType::kUInt64:
+      return py::dtype::of<std::uint64_t>();
   }
   throw py::value_error("unknown slipstream DType");
 }
@@ -149,6 +155,8 @@ void bind_tensor(py::module_& module) {
       .value("UINT8", DType::kUInt8)
       .value("UINT16", DType::kUInt16)
       .value("BOOL", DType::kBool)
+      .value("UINT32", DType::kUInt32)
+      .value("UINT64", DType::kUInt64)
       .def_property_readonly("numpy_dtype", &numpy_dtype, "The matching numpy dtype.")
       .def_property_readonly(
           "redisai_name", [](DType dtype) { return std::string(dtype_name(dtype)); },

@@ -42,7 +42,7 @@ ChannelError wait_ready(int fd, short events, Deadline deadline) {
   }
 }
 
-bool valid_dtype(std::uint8_t value) { return value <= static_cast<std::uint8_t>(DType::kBool); }
+bool valid_dtype(std::uint8_t value) { return value <= static_cast<std::uint8_t>(DType::kUInt64); }
 
 }  // namespace
 

@@ -38,12 +38,15 @@ slipstream::DType to_dtype(Datatype dtype, const std::string& path) {
     case Datatype::INT: return DType::kInt32;
     case Datatype::LONG:
     case Datatype::LONGLONG: return DType::kInt64;
+    case Datatype::UINT: return DType::kUInt32;
+    case Datatype::ULONG:
+    case Datatype::ULONGLONG: return DType::kUInt64;
     case Datatype::BOOL: return DType::kBool;
     default:
       throw error::OperationUnsupportedInBackend(
           kName, "'" + path + "' is " + datatypeToString(dtype) +
-                     ", which a stream cannot carry yet (it carries FLOAT, DOUBLE, CHAR, SCHAR, "
-                     "UCHAR, SHORT, USHORT, INT, LONG, LONGLONG and BOOL datasets)");
+                     ", which a stream cannot carry (it carries FLOAT, DOUBLE, BOOL and every "
+                     "integer type, signed and unsigned, not complex or long double datasets)");
   }
 }
 
@@ -59,6 +62,8 @@ Datatype from_dtype(slipstream::DType dtype) {
     case DType::kUInt8: return Datatype::UCHAR;
     case DType::kUInt16: return Datatype::USHORT;
     case DType::kBool: return Datatype::BOOL;
+    case DType::kUInt32: return Datatype::UINT;
+    case DType::kUInt64: return Datatype::ULONG;
   }
   return Datatype::UNDEFINED;
 }

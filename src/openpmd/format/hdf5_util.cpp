@@ -378,6 +378,8 @@ Handle memory_type(DType dtype) {
     case DType::kInt64: native = H5T_NATIVE_INT64; break;
     case DType::kUInt8: native = H5T_NATIVE_UINT8; break;
     case DType::kUInt16: native = H5T_NATIVE_UINT16; break;
+    case DType::kUInt32: native = H5T_NATIVE_UINT32; break;
+    case DType::kUInt64: native = H5T_NATIVE_UINT64; break;
     case DType::kBool: {
       Handle type = checked(H5Tenum_create(H5T_NATIVE_INT8), "bool type");
       const std::int8_t no = 0, yes = 1;
@@ -406,11 +408,12 @@ DType dtype_for(hid_t file_type) {
       } else {
         if (size == 1) return DType::kUInt8;
         if (size == 2) return DType::kUInt16;
-        if (size == 4) return DType::kInt64;  // every uint32 fits
+        if (size == 4) return DType::kUInt32;
+        if (size == 8) return DType::kUInt64;  // particle patches' numParticles, ...
       }
       throw FileError(std::string(H5Tget_sign(file_type) == H5T_SGN_2 ? "signed" : "unsigned") +
                       " integers of " + std::to_string(size) +
-                      " bytes (a stream carries int8 to int64, uint8 and uint16)");
+                      " bytes (a stream carries 1, 2, 4 and 8 bytes, signed and unsigned)");
     case H5T_ENUM: {
       // A boolean: an enum of one byte with the members FALSE and TRUE (h5py, openPMD-api).
       if (size == 1 && H5Tget_nmembers(file_type) == 2) {

@@ -122,8 +122,7 @@ bool has_attribute(hid_t object, const std::string& name);
 Handle memory_type(DType dtype);
 
 /// The DType whose elements a dataset of `file_type` is read as, or throws FileError for types
-/// a stream cannot carry (unsigned 64-bit integers, compounds, strings, ...). Unsigned 32-bit
-/// integers widen to kInt64.
+/// a stream cannot carry (compounds, strings, integers wider than 64 bits, ...).
 DType dtype_for(hid_t file_type);
 
 }  // namespace slipstream::openpmd

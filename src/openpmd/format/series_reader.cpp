@@ -103,7 +103,7 @@ class IterationWalker {
   void add_attributes(hid_t object, const std::string& path) {
     std::vector<std::string> skipped;
     for (NamedAttribute& a : read_attributes(object, skipped)) {
-      out_.attributes.push_back({out_.number, path, std::move(a.name), std::move(a.value)});
+      out_.attributes.push_back({out_.number, path, std::move(a.name), std::move(a.value), ""});
     }
     for (const std::string& s : skipped) problems_("'" + path + "': " + s + ": left out");
   }

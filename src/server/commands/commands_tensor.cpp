@@ -2,6 +2,7 @@
 // error texts. Tensors are stored as dtype + shape + row-major bytes; no ML library is involved.
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,13 @@ bool parse_element(DType type, std::string_view text, char* out) {
     }
     return true;
   }
+  if (type == DType::kUInt64) {  // beyond int64: parsed on its own
+    std::uint64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty()) return false;
+    store_element(out, value);
+    return true;
+  }
   auto parsed = parse_int(text);
   if (!parsed) return false;
   std::int64_t v = *parsed;
@@ -79,6 +87,10 @@ bool parse_element(DType type, std::string_view text, char* out) {
     case DType::kUInt16:
       if (!in_range(0, UINT16_MAX)) return false;
       store_element(out, static_cast<std::uint16_t>(v));
+      return true;
+    case DType::kUInt32:
+      if (!in_range(0, UINT32_MAX)) return false;
+      store_element(out, static_cast<std::uint32_t>(v));
       return true;
     case DType::kBool:
       if (!in_range(0, 1)) return false;
@@ -221,6 +233,16 @@ void reply_values(ReplyBuffer& reply, const Tensor& tensor) {
       case DType::kUInt8:
       case DType::kBool: reply.integer(load_element<std::uint8_t>(p)); break;
       case DType::kUInt16: reply.integer(load_element<std::uint16_t>(p)); break;
+      case DType::kUInt32: reply.integer(load_element<std::uint32_t>(p)); break;
+      case DType::kUInt64: {  // RESP integers are signed: larger values as decimal text
+        const auto value = load_element<std::uint64_t>(p);
+        if (value <= static_cast<std::uint64_t>(INT64_MAX)) {
+          reply.integer(static_cast<std::int64_t>(value));
+        } else {
+          reply.bulk(std::to_string(value));
+        }
+        break;
+      }
     }
   }
 }
@@ -284,7 +306,8 @@ void add_tensor_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"AI.TENSORSET", -4, kWrite | kDenyOom, 1, 1, 1, tensorset, "tensor",
      "key type d1 [d2 ...] [BLOB data | VALUES v1 [v2 ...]]",
-     "Stores a tensor (FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, BOOL); "
+     "Stores a tensor (FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, BOOL; "
+     "Slipstream's own UINT32, UINT64); "
      "without data it is zero-filled."},
     {"AI.TENSORGET", -2, kReadOnly, 1, 1, 1, tensorget, "tensor", "key [META] [BLOB | VALUES]",
      "A tensor's dtype and shape and/or its bytes or values; META BLOB by default."},

@@ -56,8 +56,9 @@ static_assert(static_cast<int>(DType::kFloat32) == 0 && static_cast<int>(DType::
               static_cast<int>(DType::kInt8) == 2 && static_cast<int>(DType::kInt16) == 3 &&
               static_cast<int>(DType::kInt32) == 4 && static_cast<int>(DType::kInt64) == 5 &&
               static_cast<int>(DType::kUInt8) == 6 && static_cast<int>(DType::kUInt16) == 7 &&
-              static_cast<int>(DType::kBool) == 8);
-constexpr std::uint8_t kDTypeCount = 9;
+              static_cast<int>(DType::kBool) == 8 && static_cast<int>(DType::kUInt32) == 9 &&
+              static_cast<int>(DType::kUInt64) == 10);
+constexpr std::uint8_t kDTypeCount = 11;
 
 // A structurally invalid entry (unknown tag, bad tensor, ...).
 class FormatError : public std::runtime_error {
