@@ -18,6 +18,8 @@ import time
 import numpy as np
 import pytest
 
+from test_stream import run_threads  # threads that must finish in time
+
 if os.environ.get("SLIPSTREAM_OPENPMD_PYTHON") == "1":
     import openpmd_api as io  # built: its absence is a failure, not a skip
 else:
@@ -224,28 +226,6 @@ def test_stream_between_two_processes_every_element(server, key, style, transpor
             reader.kill()
             reader.wait()
     assert f"{ITERATIONS} iterations checked" in output
-
-
-def run_threads(*targets):
-    """Runs each callable in a daemon thread; raises the first error; fails when one is still
-    running after WAIT seconds (a call that kept the GIL while it waited deadlocks here)."""
-    errors = []
-
-    def guarded(target):
-        try:
-            target()
-        except BaseException as error:  # reported in the calling thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in targets]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + WAIT
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "a writer or reader thread is stuck"
-    if errors:
-        raise errors[0]
 
 
 def test_writer_and_reader_threads_of_one_process(server, key):

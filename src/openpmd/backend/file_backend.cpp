@@ -90,7 +90,7 @@ std::string shown(const Numbers& numbers) {
 /// more room than it holds); a larger one has its dimensions halved in turn, the slowest first,
 /// until a chunk fits. An empty dimension counts as 1024 (it is expected to grow).
 std::vector<hsize_t> guess_chunk(const Extent& extent, std::size_t element_size) {
-  constexpr double kMaxBytes = 1024 * 1024;
+  constexpr double kMaxBytes = 8 * 1024 * 1024;
   std::vector<hsize_t> chunk;
   for (std::uint64_t e : extent) chunk.push_back(e == 0 ? 1024 : e);
   for (std::size_t k = 0;; ++k) {
@@ -447,6 +447,9 @@ void FileBackend::define_dataset(std::uint64_t index, const std::string& path, D
     const std::vector<hsize_t> chunk = guess_chunk(extent, H5Tget_size(type));
     check(H5Pset_chunk(create, static_cast<int>(chunk.size()), chunk.data()),
           "cannot set the chunk size " + shown(chunk));
+    // Elements no store covers are not written with a fill value first (openPMD leaves them
+    // undefined): a store is then the dataset's only write.
+    check(H5Pset_fill_time(create, H5D_FILL_TIME_NEVER), "cannot set the fill time");
     checked(H5Dcreate2(parent, leaf.c_str(), type, space, H5P_DEFAULT, create, H5P_DEFAULT),
             "cannot create the dataset");
   });
