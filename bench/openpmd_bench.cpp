@@ -45,6 +45,9 @@ struct Settings {
   int rounds = 5;
   int file_iterations = 8;
   std::string slipstream_binary = SLIPSTREAM_BINARY;
+  /// Only this many steps of this variant ("native", "attributes", "layer"; empty: the tables),
+  /// copy in and copy out, for profiling one path (e.g. under strace -c or perf).
+  std::string only;
 };
 
 enum class Writer { kNativePut, kNativeLoan, kOpenPmdStore, kOpenPmdSpan };
@@ -131,8 +134,12 @@ int read_steps(const std::string& address, const std::string& name, Reader reade
   if (reader == Reader::kOpenPmdLoad) {
     openPMD::Series series(name + ".sst", openPMD::Access::READ_LINEAR,
                            R"({"slipstream": {"address": ")" + address + R"("}})");
+    // One buffer for every step (openPMD's loadChunk into the caller's shared_ptr), as the
+    // native reader that copies out keeps one: a new 1 MiB buffer a step would add the kernel's
+    // page faults to the layer's figure.
+    std::shared_ptr<double> data(new double[elements], std::default_delete<double[]>());
     for (openPMD::IndexedIteration iteration : series.readIterations()) {
-      auto data = iteration.meshes["E"]["x"].loadChunk<double>();
+      iteration.meshes["E"]["x"].loadChunk(data, {0}, {elements});
       iteration.close();
       check(data.get(), static_cast<std::int64_t>(iteration.iterationIndex));
     }
@@ -276,6 +283,8 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", settings.rounds, "measurements per figure (median)");
   app.add_option("--file-iterations", settings.file_iterations, "iterations per file");
   app.add_option("--slipstream", settings.slipstream_binary, "the slipstream program");
+  app.add_option("--only", settings.only,
+                 "run one variant (native, attributes or layer; copy in, copy out) and exit");
   CLI11_PARSE(app, argc, argv);
 
   const bool two_cpus = std::thread::hardware_concurrency() >= 2;
@@ -297,6 +306,19 @@ int main(int argc, char** argv) {
       });
   if (two_cpus) pin_to_cpu(0);
   const std::string address = "unix://" + server.socket();
+  if (!settings.only.empty()) {
+    const std::uint64_t elements =
+        (static_cast<std::uint64_t>(settings.sizes_mib.front()) << 20) / sizeof(double);
+    native_with_attributes = settings.only == "attributes";
+    const double rate =
+        settings.only == "layer"
+            ? steps_per_second(address, Writer::kOpenPmdStore, Reader::kOpenPmdLoad, elements,
+                               settings.steps)
+            : steps_per_second(address, Writer::kNativePut, Reader::kNativeCopy, elements,
+                               settings.steps);
+    std::cout << settings.only << ": " << format_number(rate) << " steps/s\n";
+    return 0;
+  }
 
   std::cout << "openpmd_bench: " << slipstream::bench::command_line(argc, argv) << "\n"
             << slipstream::bench::cpu_model() << "; load average before: "

@@ -87,6 +87,8 @@ class SLIPSTREAM_API Attributable {
   /// Forgets child `name` (and what was queued for it). Throws error::WrongAPIUsage when it was
   /// written already.
   void eraseChild(const std::string& name) const;
+  /// Forgets child `name` whatever its state.
+  void eraseChildNode(const std::string& name) const;
 
   std::shared_ptr<internal::Node> node_;
 };

@@ -91,6 +91,13 @@ class Container : public Attributable {
     return map().erase(position);
   }
 
+  /// Drops child `key` with no checks (for the layer: an iteration a stream has sent, so that a
+  /// long run's series holds only the iterations still open). Handles to it stay usable.
+  void forget(const Key& key) {
+    eraseChildNode(detail::keyText(key));
+    map().erase(key);
+  }
+
   /// Adds a child built from `node` (for the layer's readers, which build the tree they find).
   mapped_type& adopt(const Key& key, std::shared_ptr<internal::Node> node) {
     if (!node) node = adoptChild(detail::keyText(key));

@@ -273,6 +273,10 @@ std::shared_ptr<Node> Attributable::adoptChild(const std::string& name) const {
   return child;
 }
 
+void Attributable::eraseChildNode(const std::string& name) const {
+  node_->child_nodes.erase(name);
+}
+
 void Attributable::eraseChild(const std::string& name) const {
   auto found = node_->child_nodes.find(name);
   if (found == node_->child_nodes.end()) return;

@@ -131,8 +131,9 @@ void SeriesState::flush_all(bool closing) {
 void SeriesState::flush_iteration(Node& iteration, bool closing) {
   if (iteration.closed) return;
   std::shared_ptr<Node> self;
-  for (const auto& [name, node] : iterations->node()->child_nodes) {
-    if (node.get() == &iteration) self = node;
+  if (auto found = iterations->node()->child_nodes.find(iteration.name);
+      found != iterations->node()->child_nodes.end() && found->second.get() == &iteration) {
+    self = found->second;
   }
   if (!self) throw error::Internal("an iteration missing from its series");
   std::vector<std::shared_ptr<Node>> nodes;
@@ -216,6 +217,12 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
     iteration.closed = true;
     // The buffers lent or kept for the step are given back now.
     for (const std::shared_ptr<Node>& node : nodes) node->component.stores.clear();
+    // A stream's sent iterations leave the series: its memory stays that of the open ones,
+    // however long the run (handles to them stay valid, and closed).
+    if (is_stream()) {
+      last_sent = std::max(last_sent.value_or(index), index);
+      iterations->forget(index);
+    }
   } else {
     for (const std::shared_ptr<Node>& node : nodes) {
       auto& queued = node->component.stores;

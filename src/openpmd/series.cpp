@@ -258,6 +258,11 @@ Iteration& SeriesState::write_iteration(std::uint64_t index) {
     Iteration& previous = iterations->at(*current_write);
     if (!previous.closed()) previous.close();
   }
+  if (is_stream() && last_sent && index <= *last_sent) {
+    throw error::WrongAPIUsage("writeIterations()[" + std::to_string(index) + "] of series '" +
+                               target.path + "': iteration " + std::to_string(*last_sent) +
+                               " was sent already, and a stream's iterations only go forward");
+  }
   if (iterations->contains(index) && iterations->at(index).closed()) {
     throw error::WrongAPIUsage("writeIterations()[" + std::to_string(index) + "] of series '" +
                                target.path + "': the iteration was closed already");

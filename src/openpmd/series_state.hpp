@@ -32,6 +32,8 @@ struct SeriesState : std::enable_shared_from_this<SeriesState> {
   bool closed = false;
   /// The iteration writeIterations() handed out last (closed when another is asked for).
   std::optional<std::uint64_t> current_write;
+  /// Writing a stream: the newest iteration sent (closed and forgotten); later ones must be newer.
+  std::optional<std::uint64_t> last_sent;
   /// Linear reading: started, and at the end.
   bool linear_started = false;
   bool linear_ended = false;

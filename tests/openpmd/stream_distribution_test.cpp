@@ -95,4 +95,30 @@ TEST(StreamPrecious, AReaderThatJoinsAfterTheWriterStillReadsTheFirstIteration) 
   EXPECT_EQ(read("precious", 0, 1, "", "late"), std::vector<std::uint64_t>{0});
 }
 
+// A long run's writer holds only the iterations still open: those it has sent leave the series
+// (they stayed, each with its tree, and every flush walked them all: memory and time grew with
+// the run). Going back to an iteration sent is refused.
+TEST(StreamWriterMemory, ASeriesHoldsOnlyItsOpenIterations) {
+  std::vector<std::uint64_t> seen;
+  std::thread reader([&] { seen = read("bounded", 0, 1, "", "readers"); });
+  {
+    Series series("bounded.sst", Access::CREATE, config(""));
+    for (std::uint64_t i = 0; i < 50; ++i) {
+      Iteration it = series.writeIterations()[i];
+      MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+      rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements}));
+      std::vector<double> values(kElements);
+      for (std::uint64_t k = 0; k < kElements; ++k) values[k] = i * 1000.0 + static_cast<double>(k);
+      rho.storeChunk(values, {0}, {kElements});
+      it.close();
+      EXPECT_LE(series.iterations.size(), 1u) << "after iteration " << i;
+      EXPECT_TRUE(it.closed());
+    }
+    EXPECT_THROW(series.writeIterations()[10], error::WrongAPIUsage);
+    series.close();
+  }
+  reader.join();
+  EXPECT_EQ(seen.size(), 50u);
+}
+
 }  // namespace
