@@ -10,17 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "capi_call.h"
 #include "slipstream.h"
-
-#define CALL(call)                                                                    \
-  do {                                                                                \
-    slipstream_status_t status_ = (call);                                             \
-    if (status_ != SLIPSTREAM_OK) {                                                   \
-      fprintf(stderr, "%s failed (%s): %s\n", #call, slipstream_status_name(status_), \
-              slipstream_last_error());                                               \
-      exit(EXIT_FAILURE);                                                             \
-    }                                                                                 \
-  } while (0)
 
 int main(int argc, char** argv) {
   slipstream_client_options_t client;
