@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "client/client_impl.hpp"
+#include "common/shape_text.hpp"
 #include "common/tensor_layout.hpp"
 #include "slipstream/client.hpp"
 
@@ -29,21 +30,13 @@ bool is_unknown_command(const Reply& reply) {
   return reply.is_error() && reply.string.starts_with("ERR unknown command");
 }
 
-std::string shape_text(std::span<const std::int64_t> shape) {
-  std::string text = "{";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  }
-  return text + "}";
-}
-
 }  // namespace
 
 InvalidArgumentError shape_mismatch_error(std::string_view key,
                                           std::span<const std::int64_t> actual,
                                           std::span<const std::int64_t> expected) {
-  return InvalidArgumentError("tensor '" + std::string(key) + "' has shape " + shape_text(actual) +
-                              ", not the expected " + shape_text(expected));
+  return InvalidArgumentError("tensor '" + std::string(key) + "' has shape " + shape_text(actual, "{}") +
+                              ", not the expected " + shape_text(expected, "{}"));
 }
 
 // ---- Single tensors -----------------------------------------------------------------------------

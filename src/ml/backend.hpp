@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/shape_text.hpp"
+
 #include "common/buffer.hpp"
 #include "slipstream/tensor.hpp"
 
@@ -32,8 +34,6 @@ struct Device {
 /// Parses a device string; nullopt when malformed ("TPU", "GPU:x", "GPU:-1").
 std::optional<Device> parse_device(std::string_view text);
 
-/// "[2, 3]": a shape for messages.
-std::string shape_text(std::span<const std::int64_t> shape);
 
 /// A tensor the caller owns, borrowed for one call. Row-major.
 struct TensorView {

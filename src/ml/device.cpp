@@ -43,13 +43,4 @@ std::optional<Device> parse_device(std::string_view text) {
   return device;
 }
 
-std::string shape_text(std::span<const std::int64_t> shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
 }  // namespace slipstream::ml

@@ -49,7 +49,7 @@ struct LocalModel::Impl {
       if (input.bytes != needed) {
         throw InvalidArgumentError(which + " has " + std::to_string(input.bytes) + " bytes but a " +
                                    std::string(dtype_name(input.dtype)) + " tensor of shape " +
-                                   ml::shape_text(input.shape) + " needs " + std::to_string(needed));
+                                   shape_text(input.shape) + " needs " + std::to_string(needed));
       }
       if (input.data == nullptr) throw InvalidArgumentError(which + " has a null data pointer");
       if (input.order == MemoryOrder::kFortran && input.shape.size() > 1) {
@@ -130,12 +130,12 @@ void LocalModel::run(std::span<const TensorRef> inputs,
     }
     if (!out.shape.empty() &&
         !std::equal(out.shape.begin(), out.shape.end(), result.shape.begin(), result.shape.end())) {
-      throw InvalidArgumentError(which + " has shape " + ml::shape_text(result.shape) +
-                                 " but its buffer expects " + ml::shape_text(out.shape));
+      throw InvalidArgumentError(which + " has shape " + shape_text(result.shape) +
+                                 " but its buffer expects " + shape_text(out.shape));
     }
     if (out.bytes < result.data.size()) {
       throw BufferTooSmallError(which + " (" + std::string(dtype_name(result.dtype)) + ", shape " +
-                                ml::shape_text(result.shape) + ") needs " +
+                                shape_text(result.shape) + ") needs " +
                                 std::to_string(result.data.size()) + " bytes but its buffer has " +
                                 std::to_string(out.bytes));
     }

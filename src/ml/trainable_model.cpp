@@ -91,7 +91,7 @@ struct TrainableModel::State {
       if (loss_module) return scripted_loss(out, targets[0]);
       if (out.sizes() != targets[0].sizes()) {
         throw TrainError("the model's output has shape " +
-                         shape_text({out.sizes().data(), out.sizes().size()}) +
+                         shape_text(std::span<const std::int64_t>(out.sizes().data(), out.sizes().size())) +
                          " and the target " + shape_text(target.shape));
       }
       at::Tensor expected = targets[0].to(out.scalar_type());
@@ -116,8 +116,9 @@ struct TrainableModel::State {
     if (!result.isTensor() || result.toTensor().numel() != 1) {
       throw TrainError(std::string("the loss module returned ") +
                        (result.isTensor() ? "a tensor of shape " +
-                                                shape_text({result.toTensor().sizes().data(),
-                                                            result.toTensor().sizes().size()})
+                                                shape_text(std::span<const std::int64_t>(
+                                                result.toTensor().sizes().data(),
+                                                result.toTensor().sizes().size()))
                                           : "a " + std::string(result.tagKind())) +
                        "; it must return the loss as a one-element tensor");
     }

@@ -211,7 +211,7 @@ std::string DataSet::to_string() const {
   for (const std::string& name : impl_->data.get_tensor_names()) {
     const slipstream::Tensor& tensor = impl_->data.get_tensor(name);
     text << "  tensor " << name << ": " << slipstream::dtype_name(tensor.dtype()) << ' '
-         << sr::shape_text(tensor.shape()) << '\n';
+         << slipstream::shape_text(tensor.shape()) << '\n';
   }
   for (const std::string& field : impl_->data.get_metadata_field_names()) {
     text << "  field " << field << '\n';

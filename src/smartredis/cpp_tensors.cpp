@@ -69,15 +69,6 @@ void hand_out_strings(const std::vector<std::string>& strings, KeptMemory& keep,
   n_strings = list->strings.size();
 }
 
-std::string shape_text(std::span<const std::int64_t> shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
 void check_unpack(const Tensor& tensor, std::string_view name,
                   const std::vector<std::size_t>& dims, SRTensorType type,
                   SRMemoryLayout layout) {

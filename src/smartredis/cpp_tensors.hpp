@@ -3,6 +3,7 @@
 // hand out and keep until they are destroyed.
 #pragma once
 
+#include "common/shape_text.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,8 +51,6 @@ void check_unpack(const Tensor& tensor, std::string_view name, const std::vector
 void unpack_into(const Tensor& tensor, std::string_view name, void* data,
                  const std::vector<std::size_t>& dims, SRTensorType type, SRMemoryLayout layout);
 
-/// "[2, 3]"
-std::string shape_text(std::span<const std::int64_t> shape);
 
 /// A deep copy of a dataset (slipstream::DataSet is move-only; SmartRedis's DataSet copies).
 DataSet clone_dataset(const DataSet& dataset);

@@ -54,7 +54,7 @@ struct RowLayout {
     return layout;
   }
   bool operator==(const RowLayout& o) const { return dtype == o.dtype && shape == o.shape; }
-  std::string text() const { return std::string(dtype_name(dtype)) + " " + ml::shape_text(shape); }
+  std::string text() const { return std::string(dtype_name(dtype)) + " " + shape_text(shape); }
 
   // `count` rows gathered from `row(i)` into one [count, shape...] tensor.
   template <typename Row>

@@ -7,19 +7,12 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "common/shape_text.hpp"
 #include "slipstream/error.hpp"
 
 namespace slipstream::python {
 
 namespace {
-
-// "{2, 3}", as the client's own shape errors write shapes.
-template <typename Range>
-std::string shape_text(const Range& shape) {
-  std::string text = "{";
-  for (auto d : shape) text += (text.size() > 1 ? ", " : "") + std::to_string(d);
-  return text + "}";
-}
 
 template <typename T>
 py::array scalars_array(const DataSet& dataset, std::string_view field) {
@@ -168,8 +161,8 @@ writable array. Not synchronised: do not modify a Dataset while another thread u
             if (!std::equal(output.shape.begin(), output.shape.end(), tensor.shape().begin(),
                             tensor.shape().end())) {
               throw InvalidArgumentError("unpack_tensor: tensor '" + std::string(name) +
-                                         "' has shape " + shape_text(tensor.shape()) +
-                                         ", not the expected " + shape_text(output.shape) +
+                                         "' has shape " + shape_text(tensor.shape(), "{}") +
+                                         ", not the expected " + shape_text(output.shape, "{}") +
                                          " (the output array's)");
             }
             tensor.copy_to(output.dtype, const_cast<void*>(output.data), output.bytes,
