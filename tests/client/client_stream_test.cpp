@@ -1009,7 +1009,8 @@ TEST(StreamClient, AttributesKeepTheElementTypeTheirWriterDeclared) {
   writer.set_attribute("meshes/E", "big", static_cast<std::int64_t>(~std::uint64_t{0}), "ULONG");
   writer.set_attribute("meshes/E", "plain", std::int64_t{7});
   const std::vector<std::uint64_t> global = {2}, offset = {0};
-  writer.put_chunk<float>("meshes/E/x", global, offset, global, std::vector<float>{1, 2});
+  const std::vector<float> values = {1, 2};  // borrowed until end_step
+  writer.put_chunk<float>("meshes/E/x", global, offset, global, values);
   ASSERT_TRUE(writer.end_step());
   StreamNext next = reader.next_step();
   ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
