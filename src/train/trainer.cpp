@@ -621,8 +621,11 @@ TrainerStatus Trainer::run_loop() {
   s.record();
   s.report_to_server("done");
   s.print("done: " + std::to_string(s.status.optimizer_steps) + " optimiser steps, loss " +
-          std::to_string(s.status.train_loss) + ", published version " +
-          std::to_string(s.status.published_version));
+          std::to_string(s.status.train_loss) +
+          (s.status.validation_loss >= 0
+               ? " (validation " + std::to_string(s.status.validation_loss) + ")"
+               : std::string()) +
+          ", published version " + std::to_string(s.status.published_version));
   return s.status;
 }
 
