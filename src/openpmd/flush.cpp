@@ -51,7 +51,7 @@ void fill_defaults(Node& node) {
       std::vector<std::string> labels;
       static const char* const kNames[] = {"x", "y", "z"};
       for (std::size_t d = 0; d < dims; ++d) {
-        labels.push_back(dims <= 3 ? kNames[d + (3 - dims) * 0] : "d" + std::to_string(d));
+        labels.push_back(dims <= 3 ? kNames[d] : "d" + std::to_string(d));
       }
       if (dims > 0) {
         set_default(node, "axisLabels", labels);

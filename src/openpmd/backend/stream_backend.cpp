@@ -245,7 +245,6 @@ class StreamBackend final : public Backend {
     }
     writer().begin_step(static_cast<std::int64_t>(index));
     open_ = index;
-    datasets_.clear();
   }
 
   void define_dataset(std::uint64_t, const std::string& path, Datatype dtype,
@@ -436,7 +435,6 @@ class StreamBackend final : public Backend {
   BackendTarget target_;
   std::optional<slipstream::StreamWriter> writer_;
   std::optional<std::uint64_t> open_;
-  std::vector<std::string> datasets_;
   std::optional<slipstream::StreamReader> reader_;
   std::optional<slipstream::StreamStep> step_;
   std::vector<AttributeEntry> root_;
