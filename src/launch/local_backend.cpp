@@ -55,6 +55,7 @@ struct Process {
   Clock::time_point output_changed{};
   Clock::time_point term_sent{};  // SIGTERM sent, SIGKILL due after the grace period
   std::string address;            // servers: where clients reach it
+  std::string mpi_session_base;   // MPI applications: OpenMPI's session folder base (see below)
   int port = 0;
   int missed_pings = 0;
   std::string log_out() const { return plan->run_dir + "/" + plan->name + ".out"; }
@@ -302,6 +303,33 @@ class LocalRun {
     }
   }
 
+  // OpenMPI keeps each mpirun's session folder under one top folder per host and user, which an
+  // mpirun that ends removes when it looks empty: a second mpirun starting at that moment fails
+  // ("orte_session_dir failed"). Members started together hit it, so every MPI application gets
+  // a top folder of its own (short: it holds sockets), unless the user chose one; it is removed
+  // when the application ends.
+  void give_own_mpi_session_base(Process& p, std::map<std::string, std::string>& env) {
+    static constexpr const char* kBase = "OMPI_MCA_orte_tmpdir_base";
+    if (p.plan->ranks <= 1 || x_.backend == Experiment::Backend::kSlurm) return;
+    if (env.count(kBase) != 0 || std::getenv(kBase) != nullptr) return;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/slipstream-mpi.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      const int error = errno;
+      throw std::runtime_error(p.plan->name + ": cannot make a session folder for mpirun (" +
+                               pattern + "): " + std::strerror(error));
+    }
+    p.mpi_session_base = pattern;
+    env[kBase] = pattern;
+  }
+  static void remove_mpi_session_base(Process& p) {
+    if (p.mpi_session_base.empty()) return;
+    std::error_code ignored;
+    fs::remove_all(p.mpi_session_base, ignored);
+    p.mpi_session_base.clear();
+  }
+
   std::map<std::string, std::string> environment_of(const Process& p) const {
     std::map<std::string, std::string> env = p.plan->env;
     // Servers read the password from its file; every other process gets it here, never in argv.
@@ -425,7 +453,9 @@ class LocalRun {
         continue;
       }
       if (!ready) continue;
-      spawn(p, p.plan->argv, environment_of(p));
+      std::map<std::string, std::string> env = environment_of(p);
+      give_own_mpi_session_base(p, env);
+      spawn(p, p.plan->argv, env);
       say(p.plan->name + " started (pid " + std::to_string(p.pid) +
           (p.attempts > 1 ? ", attempt " + std::to_string(p.attempts) : "") + ")");
       changed = true;
@@ -448,6 +478,7 @@ class LocalRun {
       Process& p = *it;
       p.pid = -1;
       p.ended = Clock::now();
+      remove_mpi_session_base(p);
       p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       changed = true;
       if (stopping_) {

@@ -8,7 +8,8 @@
 //                            member.txt (name, value) in the working directory. Exit 0 if all hold.
 //   fail CODE                exit with CODE.
 //   fail-once MARKER         fail (exit 4) if MARKER does not exist yet, creating it; else exit 0.
-//   sleep SECONDS            print a line per second for SECONDS, then exit 0.
+//   sleep SECONDS            print OpenMPI's session folder base when one is set, then a line
+//                            per second for SECONDS, then exit 0.
 //   hang                     print one line, then sleep without output.
 #include <unistd.h>
 
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
       return 4;
     }
     if (mode == "sleep" && argc == 3) {
+      if (const char* base = std::getenv("OMPI_MCA_orte_tmpdir_base")) {
+        std::printf("session base %s\n", base);
+      }
       for (int s = 0; s < std::atoi(argv[2]); ++s) {
         std::printf("second %d\n", s);
         std::fflush(stdout);

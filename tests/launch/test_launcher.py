@@ -187,6 +187,16 @@ def test_mpi_members_and_the_dry_run(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     out = (tmp_path / "mpi" / "sim_0" / "sim_0.out").read_text()
     assert out.count("second 0") == 2  # both ranks ran
+    # Each member's mpirun had OpenMPI's session files in a folder of its own, removed at its end
+    # (two jobs sharing one can fail to start: docs/launcher.md).
+    bases = set()
+    for member in ("sim_0", "sim_1"):
+        text = (tmp_path / "mpi" / member / f"{member}.out").read_text()
+        lines = {line.split()[-1] for line in text.splitlines() if line.startswith("session base ")}
+        assert len(lines) == 1, text  # both ranks saw the same one
+        bases |= lines
+    assert len(bases) == 2 and all("slipstream-mpi." in b for b in bases), bases
+    assert not any(os.path.exists(b) for b in bases), bases
     assert_nothing_left(tmp_path / "mpi")
 
 
