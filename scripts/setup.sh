@@ -15,7 +15,7 @@ PACKAGES=(
   libseccomp-dev                             # system-call filter of the model workers
   python3 python3-torch                      # test models traced from Python
   gfortran                                   # Fortran module (bindings/fortran)
-  python3-dev pybind11-dev python3-numpy python3-pytest  # Python package (bindings/python)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-pytest-timeout  # Python package (bindings/python)
   python3-venv python3-pip python3-setuptools python3-wheel  # `pip install .` (pip_install test)
   python3-xarray                             # smartredis.DatasetConverter.transform_to_xarray
   valgrind                                   # memcheck of the C and Fortran tests
