@@ -9,8 +9,10 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -21,9 +23,68 @@
 
 namespace slipstream {
 
-/// An attribute value: openPMD's string, integer and floating-point scalars and arrays.
-using AttributeValue = std::variant<std::string, std::int64_t, double, std::vector<std::string>,
-                                    std::vector<std::int64_t>, std::vector<double>>;
+/// The alternatives an attribute value holds, in the order of its index().
+using AttributeVariant = std::variant<std::string, std::int64_t, double, std::vector<std::string>,
+                                      std::vector<std::int64_t>, std::vector<double>>;
+
+/// An attribute value: openPMD's string, integer and floating-point scalars and arrays. It is the
+/// variant above (std::get, std::visit and index() work on it) built from any arithmetic type:
+/// every integer type (and bool) becomes an int64, every floating-point type a double, vectors of
+/// them vectors of int64 or double, C strings and string views strings. An unsigned value above
+/// INT64_MAX throws std::out_of_range: cast it and name its element type
+/// (StreamWriter::set_attribute's `element`, "ULONGLONG") to send it as its two's complement.
+class AttributeValue : public AttributeVariant {
+ public:
+  AttributeValue() = default;
+  AttributeValue(AttributeVariant value) : AttributeVariant(std::move(value)) {}
+  AttributeValue(std::string value) : AttributeVariant(std::move(value)) {}
+  AttributeValue(std::string_view value) : AttributeVariant(std::string(value)) {}
+  AttributeValue(const char* value) : AttributeVariant(std::string(value)) {}
+  AttributeValue(std::vector<std::string> values) : AttributeVariant(std::move(values)) {}
+  template <typename T>
+    requires std::is_integral_v<T>
+  AttributeValue(T value) : AttributeVariant(to_int64(value)) {}
+  template <typename T>
+    requires std::is_floating_point_v<T>
+  AttributeValue(T value) : AttributeVariant(static_cast<double>(value)) {}
+  template <typename T>
+    requires std::is_integral_v<T>
+  AttributeValue(std::vector<T> values) : AttributeVariant(to_int64s(std::move(values))) {}
+  template <typename T>
+    requires std::is_floating_point_v<T>
+  AttributeValue(std::vector<T> values) : AttributeVariant(to_doubles(std::move(values))) {}
+
+ private:
+  template <typename T>
+  static std::int64_t to_int64(T value) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
+      if (value > static_cast<T>(INT64_MAX)) {
+        throw std::out_of_range("attribute value " + std::to_string(value) +
+                                " is above INT64_MAX: cast it to int64 and give the element type");
+      }
+    }
+    return static_cast<std::int64_t>(value);
+  }
+  template <typename T>
+  static std::vector<std::int64_t> to_int64s(std::vector<T> values) {
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      return values;
+    } else {
+      std::vector<std::int64_t> out;
+      out.reserve(values.size());
+      for (T v : values) out.push_back(to_int64(v));
+      return out;
+    }
+  }
+  template <typename T>
+  static std::vector<double> to_doubles(std::vector<T> values) {
+    if constexpr (std::is_same_v<T, double>) {
+      return values;
+    } else {
+      return std::vector<double>(values.begin(), values.end());
+    }
+  }
+};
 
 /// One attribute as a reader sees it. `step` is -1 for a stream-level attribute; `path` is "/" for
 /// the stream or step itself, else a record or component path (`meshes/E`, `meshes/E/x`).

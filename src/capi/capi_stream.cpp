@@ -280,9 +280,9 @@ void load(slipstream_stream_step& step, std::size_t component) {
 
 // The attribute types are the alternatives of AttributeValue, in order.
 static_assert(std::is_same_v<
-              std::variant_alternative_t<SLIPSTREAM_ATTRIBUTE_INT64S, slipstream::AttributeValue>,
+              std::variant_alternative_t<SLIPSTREAM_ATTRIBUTE_INT64S, slipstream::AttributeVariant>,
               std::vector<std::int64_t>>);
-static_assert(std::variant_size_v<slipstream::AttributeValue> == SLIPSTREAM_ATTRIBUTE_DOUBLES + 1);
+static_assert(std::variant_size_v<slipstream::AttributeVariant> == SLIPSTREAM_ATTRIBUTE_DOUBLES + 1);
 
 const char* type_name(std::size_t index) {
   static const char* const kNames[] = {"string",       "int64",       "double",

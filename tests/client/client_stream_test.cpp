@@ -1041,6 +1041,30 @@ TEST(StreamClient, AttributesKeepTheElementTypeTheirWriterDeclared) {
   }
 }
 
+// An attribute value is built from any arithmetic type and vectors of them, as a simulation holds
+// its sizes and counts (std::size_t, unsigned, int), and from C strings; an unsigned value that
+// int64 cannot hold is refused, not wrapped.
+TEST(StreamClient, AttributeValuesComeFromEveryArithmeticType) {
+  const std::size_t cells = 128;
+  EXPECT_EQ(std::get<std::int64_t>(AttributeValue(cells)), 128);
+  EXPECT_EQ(std::get<std::int64_t>(AttributeValue(std::uint64_t{1} << 40)), std::int64_t{1} << 40);
+  EXPECT_EQ(std::get<std::int64_t>(AttributeValue(-3)), -3);
+  EXPECT_EQ(std::get<std::int64_t>(AttributeValue(true)), 1);
+  EXPECT_EQ(std::get<double>(AttributeValue(0.5f)), 0.5);
+  EXPECT_EQ(std::get<std::string>(AttributeValue("cm")), "cm");
+  EXPECT_EQ(std::get<std::vector<std::int64_t>>(AttributeValue(std::vector<int>{1, -2, 3})),
+            (std::vector<std::int64_t>{1, -2, 3}));
+  EXPECT_EQ(std::get<std::vector<std::int64_t>>(AttributeValue(std::vector<std::size_t>{4, 5})),
+            (std::vector<std::int64_t>{4, 5}));
+  EXPECT_EQ(std::get<std::vector<double>>(AttributeValue(std::vector<float>{0.25f, 1})),
+            (std::vector<double>{0.25, 1}));
+  EXPECT_EQ(AttributeValue(std::vector<std::string>{"x", "y"}).index(), 3u);
+  EXPECT_THROW(AttributeValue(~std::uint64_t{0}), std::out_of_range);
+  EXPECT_THROW(AttributeValue(std::vector<std::uint64_t>{1, ~std::uint64_t{0}}), std::out_of_range);
+  const AttributeValue visited = std::int64_t{9};
+  EXPECT_EQ(std::visit([](const auto& v) { return sizeof(v) > 0; }, visited), true);
+}
+
 TEST(StreamClient, MisuseIsReportedBeforeOrByTheServer) {
   ServerProcess& server = shared_server();
   const ClientOptions options = options_for(server);
