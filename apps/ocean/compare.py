@@ -8,6 +8,9 @@ Checks (exit 1 with a FAIL line if any fails):
   between members, whose forcings differ), and nothing under the unprefixed ocean.features;
 - the learned closure beats predicting the mean on held-out data (train/metrics.json).
 
+Headline numbers (headlines.json, shown first by the launcher's report): each forcing-1.0
+member's final energy with each closure against the truth, and the closure's held-out error.
+
 Figures (figures/, picked up by the launcher's report): total energy of the coarse members with
 the learned closure against the high-resolution truth and coarse runs with the analytic closure
 and with none (run here, the same steps); the inference cost as a fraction of the step time.
@@ -158,6 +161,16 @@ def main():
                      f"baseline {m['baseline_mse']:.3f}")
         f.write("\n".join(lines) + "\n")
     print(open("summary.txt").read())
+    # The launcher's report shows these first: energy against the truth, and the closure's skill.
+    heads = [{"name": f"{name}: {'no' if closure == 'none' else closure} closure, final energy",
+              "value": float(e), "unit": "J",
+              "reference": float(e_truth), "reference_name": "truth (80x80)"}
+             for name, closure, forcing, e in summary if forcing == 1.0]
+    heads.append({"name": "closure held-out MSE", "value": float(m["heldout_mse"]),
+                  "reference": float(m["baseline_mse"]), "reference_name": "predicting the mean"})
+    heads.append({"name": "checks", "value": "failed" if FAILURES else "passed"})
+    with open("headlines.json", "w") as f:
+        json.dump(heads, f, indent=1)
     if FAILURES:
         print(f"compare: {len(FAILURES)} check(s) failed")
         return 1

@@ -10,11 +10,16 @@ into figures/ (under the working directory: this process's folder when the launc
                      the same steps, the trained model's error on a state kept from the linear
                      phase (the probe: does it remember?), and the version that ran
 
+It also writes headlines.json, the numbers the launcher's report shows first: the measured growth
+rate against linear theory, the trained model's final error against the untrained one's, the
+last model version that ran, and the check's verdict.
+
 With --check it exits 1 unless the trained model ran, got newer, and its final error (the median
 of the last three calls) is below MAX_ERROR_RATIO times the untrained model's at the same steps.
 
 Usage: python3 plot_pic.py PIC_DIR [--check] [--max-error-ratio 0.2]"""
 import argparse
+import json
 import os
 import sys
 
@@ -54,6 +59,45 @@ def linear_window(t, amplitude):
     start = np.argmax(amplitude >= 10 * amplitude[0])
     end = np.argmax(amplitude >= amplitude.max() / 10)
     return t[start], t[end]
+
+
+def measured_growth_rate(t, amplitude):
+    """The growth rate as slipstream-pic fits it (theory.cpp, fit_growth_rate): the slope of
+    ln|E_k| over the samples from 10 x the first amplitude to 1/10 of the maximum; None when that
+    window has fewer than 10 samples."""
+    peak = int(np.argmax(amplitude))
+    begin = 0
+    while begin < peak and amplitude[begin] < 10 * amplitude[0]:
+        begin += 1
+    end = begin
+    while end < peak and amplitude[end] < amplitude[peak] / 10:
+        end += 1
+    if end < begin + 10 or not amplitude[0] > 0:
+        return None
+    return float(np.polyfit(t[begin:end], np.log(amplitude[begin:end]), 1)[0])
+
+
+def headlines(diagnostics, rate, calls, passed):
+    """The entries of headlines.json (see the launcher's report, make_report.py)."""
+    out = []
+    measured = measured_growth_rate(diagnostics["time"], diagnostics["mode_amplitude"])
+    if measured is not None:
+        out.append({"name": "growth rate", "value": measured, "unit": "omega_p",
+                    "reference": rate, "reference_name": "linear theory",
+                    "note": "fit of ln|E_k| over the linear phase"})
+    ran = calls["version"] > 0
+    if ran.sum() >= 1:
+        final = float(np.median(calls["error"][ran][-3:]))
+        entry = {"name": "trained model's error", "value": final,
+                 "note": "relative L2 error of the field, median of the last 3 calls"}
+        base = calls["baseline_error"][ran]
+        if np.all(base >= 0):
+            entry.update(reference=float(np.median(base[-3:])),
+                         reference_name="untrained model")
+        out.append(entry)
+        out.append({"name": "last model version that ran", "value": int(calls["version"][ran][-1])})
+    out.append({"name": "closed-loop check", "value": "passed" if passed else "failed"})
+    return out
 
 
 def plot_field_energy(diagnostics, rate, path):
@@ -157,6 +201,8 @@ def main():
     passed, lines = check(calls, probe_step, args.max_error_ratio)
     with open("summary.txt", "w") as f:
         f.write("\n".join(lines) + "\n")
+    with open("headlines.json", "w") as f:
+        json.dump(headlines(diagnostics, rate, calls, passed), f, indent=1)
     print("\n".join(lines))
     print("wrote figures/field_energy.png and figures/model_error.png")
     if args.check:

@@ -9,6 +9,7 @@ tests/launch/test_report.py. The browser tests skip, saying so, when no chromium
 else next to the report.
 """
 import csv
+import html
 import json
 import math
 import os
@@ -336,3 +337,51 @@ def test_figures_that_processes_drew_are_shown_after_the_launchers(tmp_path):
     assert '<img src="apps/pic-field_energy.png"' in page
     assert "Drawn by the process pic (its figures/field_energy.png)." in page
     assert "notes.txt" not in page
+
+
+def test_a_run_shorter_than_one_metrics_interval_says_so_instead_of_empty_axes(tmp_path):
+    run = make_run(tmp_path, metrics=False)
+    m = run / "metrics"
+    write_csv(m / "servers.csv", ["time_s", "server", "ops_per_second", "used_memory_bytes"],
+              [[1.0, "db_0", 120, 5e6]])
+    write_csv(m / "streams.csv", ["time_s", "server", "stream", "group", "lag_steps"],
+              [[1.0, "db_0", "fields", "trainer", 0]])
+    write_csv(m / "trainers.csv", ["time_s", "trainer", "train_loss", "published_version"],
+              [[1.0, "trainer", 0.5, 1], [2.0, "trainer", 0.25, 2]])
+    done = make_report(run)
+    assert done.returncode == 0, done.stderr
+    report = run / "report"
+    page = (report / "index.html").read_text()
+    for name in ("server_throughput.png", "server_memory.png", "stream_lag.png"):
+        assert not (report / name).exists(), name  # one sample each: no figure of bare axes
+    assert page.count("There was only one sample of this data") == 3
+    for name in ("trainer_loss.png", "model_version.png"):  # two samples: a line
+        assert (report / name).is_file(), name
+
+
+def test_headline_numbers_come_first(tmp_path):
+    run = make_run(tmp_path)
+    (run / "sim_0" / "headlines.json").write_text(json.dumps([
+        {"name": "growth rate", "value": 0.3412, "unit": "w_p", "reference": 0.3536,
+         "reference_name": "linear theory"},
+        {"name": "model error", "value": 0.021, "reference": 0.73,
+         "reference_name": "untrained model", "note": f"median of 3 {HOSTILE}"},
+        {"name": "check", "value": "passed"},
+        {"name": "no value"},
+    ]))
+    (run / "sim_1" / "headlines.json").write_text("{not json")
+    done = make_report(run)
+    assert done.returncode == 0, done.stderr
+    page = (run / "report" / "index.html").read_text()
+    assert page.index("<h2>Headline numbers</h2>") < page.index("<h2>Processes</h2>")
+    table = page[page.index("<h2>Headline numbers</h2>"):page.index("<h2>Processes</h2>")]
+    for shown in ("growth rate", "0.3412 w_p", "linear theory: 0.3536 w_p", "0.965",
+                  "untrained model: 0.73", "0.0288", "passed", "unreadable",
+                  # the trainer's, from metrics/trainers.csv
+                  "model versions published", ">6<", "last training loss"):
+        assert shown in table, shown
+    assert HOSTILE not in page and html.escape(HOSTILE, quote=True) in table
+    assert table.count("unreadable") == 2  # the entry without a value, and sim_1's file
+    summary = (run / "report" / "summary.txt").read_text()
+    assert summary.index("headline numbers:") < summary.index("processes (")
+    assert "0.3412 w_p" in summary

@@ -11,7 +11,9 @@ launcher's metrics (RUN_DIR/metrics/*.csv) and writes RUN_DIR/report/:
 The report is owner-only (folders 0700, files 0600), as the rest of the run directory.
 
 Any metrics file may be missing or empty: its figures are then replaced by a sentence saying that
-there was no such data. Exit status: 0 when the report was written; 2 (with a message on stderr)
+there was no such data (or only one sample, too few to draw a line). The first screen carries the
+run's headline numbers: those each process wrote in its folder's headlines.json (see
+application_headlines) and the versions and last losses of each trainer. Exit status: 0 when the report was written; 2 (with a message on stderr)
 when RUN_DIR or its status.json is missing or unreadable; 1 when the report could not be written.
 
 Run it with Debian's interpreter (/usr/bin/python3) and package python3-matplotlib.
@@ -248,6 +250,81 @@ def model_rows(models):
     return out
 
 
+HEADLINES_FILE = "headlines.json"
+MAX_HEADLINES = 20  # per process: the first screen is for a few numbers
+
+
+def number_text(x, unit=""):
+    return f"{x:.4g}" + (f" {unit}" if unit else "")
+
+
+def headline_row(source, quantity, value, against="", ratio="", note=""):
+    return OrderedDict([("source", source), ("quantity", quantity), ("value", value),
+                        ("against", against), ("ratio", ratio), ("note", note)])
+
+
+def application_headlines(run_dir):
+    """The numbers processes wrote for the report's first screen: RUN_DIR/PROCESS/headlines.json,
+    a JSON list of {"name": str, "value": number or str, "unit": str, "reference": number,
+    "reference_name": str, "note": str} (all but name and value optional). A file that cannot be
+    read is reported in the table, not skipped silently."""
+    rows = []
+    for process in sorted(os.listdir(run_dir)):
+        path = os.path.join(run_dir, process, HEADLINES_FILE)
+        if process == "report" or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                entries = json.load(f)
+            if not isinstance(entries, list):
+                raise ValueError("it is not a JSON list")
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            rows.append(headline_row(process, HEADLINES_FILE, "unreadable", note=str(error)))
+            continue
+        for entry in entries[:MAX_HEADLINES]:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            value = entry.get("value") if isinstance(entry, dict) else None
+            if not isinstance(name, str) or not isinstance(value, (int, float, str)) or \
+                    isinstance(value, bool):
+                rows.append(headline_row(process, HEADLINES_FILE, "unreadable",
+                                         note="an entry without a name and a number or text "
+                                              "value"))
+                continue
+            unit = text(entry.get("unit"))
+            x, reference = number(value), number(entry.get("reference"))
+            shown = number_text(x, unit) if x is not None else text(value)
+            against = ratio = ""
+            if reference is not None:
+                against = (text(entry.get("reference_name")) or "reference") + ": " + \
+                    number_text(reference, unit)
+                if x is not None and reference != 0:
+                    ratio = f"{x / reference:.3g}"
+            rows.append(headline_row(process, name, shown, against, ratio,
+                                     text(entry.get("note"))))
+    return rows
+
+
+def trainer_headlines(trainers):
+    """Per trainer: the model versions it published and its last losses (metrics/trainers.csv)."""
+    last = OrderedDict()
+    for r in trainers:
+        t = last.setdefault(text(r.get("trainer")) or "?", {})
+        for column in ("published_version", "train_loss", "validation_loss"):
+            x = number(r.get(column))
+            if x is not None:
+                t[column] = max(x, t.get(column, x)) if column == "published_version" else x
+    rows = []
+    for trainer, t in last.items():
+        if "published_version" in t:
+            rows.append(headline_row(trainer, "model versions published",
+                                     f"{t['published_version']:.0f}"))
+        for column, quantity in (("train_loss", "last training loss"),
+                                 ("validation_loss", "last validation loss")):
+            if column in t:
+                rows.append(headline_row(trainer, quantity, number_text(t[column])))
+    return rows
+
+
 def text_table(rows):
     if not rows:
         return "  (none)\n"
@@ -264,7 +341,28 @@ def text_table(rows):
 
 
 class NoData(Exception):
-    pass
+    """A figure with nothing to draw; its message, when given, replaces the figure's default
+    sentence."""
+
+
+ONE_SAMPLE = ("There was only one sample of this data (the run was shorter than the launcher's "
+              "metrics interval, metrics_every_seconds), too few to draw a line.")
+
+
+def require_lines(*series):
+    """Raises NoData unless some series of the {name: (xs, ys)} dicts has two points or more: a
+    line needs two, and a figure whose every series has one point would show axes and nothing
+    else. Series of one point are drawn as markers (marker_for) beside the others."""
+    counts = [len(xs) for s in series for xs, _ in s.values()]
+    if not counts:
+        raise NoData()
+    if max(counts) < 2:
+        raise NoData(ONE_SAMPLE)
+
+
+def marker_for(xs):
+    """A marker for a series of one point (a line of one point is not drawn), else none."""
+    return "o" if len(xs) < 2 else None
 
 
 def series_by(rows, key_fn, x_key, y_key):
@@ -348,11 +446,10 @@ def figure_throughput(plt, status, data):
     ops = series_by(rows, server, "time_s", "ops_per_second")
     net_in = series_by(rows, server, "time_s", "net_input_bytes_per_second")
     net_out = series_by(rows, server, "time_s", "net_output_bytes_per_second")
-    if not ops and not net_in and not net_out:
-        raise NoData()
+    require_lines(ops, net_in, net_out)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.5), sharex=True)
     for i, (name, (xs, ys)) in enumerate(ops.items()):
-        top.plot(xs, ys, color=colour_cycle(i), label=name)
+        top.plot(xs, ys, color=colour_cycle(i), marker=marker_for(xs), label=name)
     top.set_ylabel("operations per second (ops/s)")
     top.set_title("Server operations per second")
     legend(top, len(ops))
@@ -365,12 +462,13 @@ def figure_throughput(plt, status, data):
     for i, name in enumerate(names):
         if name in net_in:
             xs, ys = net_in[name]
-            bottom.plot(xs, [y / scale for y in ys], color=colour_cycle(i), label=f"{name} in")
+            bottom.plot(xs, [y / scale for y in ys], color=colour_cycle(i), marker=marker_for(xs),
+                        label=f"{name} in")
             count += 1
         if name in net_out:
             xs, ys = net_out[name]
             bottom.plot(xs, [y / scale for y in ys], color=colour_cycle(i), linestyle="--",
-                        label=f"{name} out")
+                        marker=marker_for(xs), label=f"{name} out")
             count += 1
     bottom.set_ylabel(f"network traffic ({unit}/s)")
     bottom.set_xlabel("time since the launcher started (s)")
@@ -397,8 +495,7 @@ def figure_memory(plt, status, data):
     server = lambda r: text(r.get("server")) or "?"
     used = series_by(rows, server, "time_s", "used_memory_bytes")
     shm = series_by(rows, server, "time_s", "shm_used_bytes")
-    if not used and not shm:
-        raise NoData()
+    require_lines(used, shm)
     scale, unit = byte_scale(max([max(ys) for _, ys in list(used.values()) +
                                   list(shm.values())] + [0]))
     fig, ax = plt.subplots(figsize=(11, 4.5))
@@ -406,13 +503,13 @@ def figure_memory(plt, status, data):
     for i, name in enumerate(OrderedDict.fromkeys(list(used) + list(shm))):
         if name in used:
             xs, ys = used[name]
-            ax.plot(xs, [y / scale for y in ys], color=colour_cycle(i),
+            ax.plot(xs, [y / scale for y in ys], color=colour_cycle(i), marker=marker_for(xs),
                     label=f"{name} used_memory")
             count += 1
         if name in shm:
             xs, ys = shm[name]
             ax.plot(xs, [y / scale for y in ys], color=colour_cycle(i), linestyle="--",
-                    label=f"{name} shm_used")
+                    marker=marker_for(xs), label=f"{name} shm_used")
             count += 1
     ax.set_xlabel("time since the launcher started (s)")
     ax.set_ylabel(f"memory ({unit})")
@@ -475,11 +572,10 @@ def figure_stream_lag(plt, status, data):
 
 def step_figure(plt, series, height, ylabel, title, integer=False):
     """One step line per name of `series` ({name: (xs, ys)}) over the run's time."""
-    if not series:
-        raise NoData()
+    require_lines(series)
     fig, ax = plt.subplots(figsize=(11, height))
     for i, (name, (xs, ys)) in enumerate(series.items()):
-        ax.step(xs, ys, where="post", color=colour_cycle(i), label=name)
+        ax.step(xs, ys, where="post", color=colour_cycle(i), marker=marker_for(xs), label=name)
     ax.set_xlabel("time since the launcher started (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -497,8 +593,7 @@ def figure_loss(plt, status, data):
     trainer = lambda r: text(r.get("trainer")) or "?"
     train = series_by(data["trainers"], trainer, "time_s", "train_loss")
     valid = series_by(data["trainers"], trainer, "time_s", "validation_loss")
-    if not train and not valid:
-        raise NoData()
+    require_lines(train, valid)
     fig, ax = plt.subplots(figsize=(11, 4.5))
     count = 0
     values = []
@@ -568,8 +663,8 @@ def draw_figures(report_dir, status, data):
             fig = DRAWERS[name](plt, status, data)
             fig.savefig(os.path.join(report_dir, name), dpi=90)
             results.append((name, title, True, ""))
-        except NoData:
-            results.append((name, title, False, no_data))
+        except NoData as why:
+            results.append((name, title, False, str(why) or no_data))
         except Exception as error:  # one bad figure must not lose the rest of the report
             print(f"{PROG}: figure {name} could not be drawn: {type(error).__name__}: {error}",
                   file=sys.stderr)
@@ -607,13 +702,16 @@ def application_figures(run_dir, report_dir):
 # Writing
 
 
-def summary_text(status, processes, models, failed_logs, figures):
+def summary_text(status, headlines, processes, models, failed_logs, figures):
     out = []
     out.append(f"experiment: {text(status.get('experiment'), '?')}\n")
     out.append(f"state: {text(status.get('state'), '?')}\n")
     out.append(f"total seconds: {seconds_text(status.get('seconds'))}\n")
     if text(status.get("reason")):
         out.append(f"stopped because: {text(status.get('reason'))}\n")
+    if headlines:
+        out.append("\nheadline numbers:\n")
+        out.append(text_table(headlines))
     out.append("\nprocesses (start and end in seconds since the launcher started):\n")
     out.append(text_table(processes))
     for name, path, tail in failed_logs:
@@ -688,7 +786,7 @@ def html_table(rows, numeric=(), row_class=None):
     return "".join(out)
 
 
-def page(status, processes, models, failed_logs, figures):
+def page(status, headlines, processes, models, failed_logs, figures):
     experiment = text(status.get("experiment"), "?")
     state = text(status.get("state"), "?")
     out = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
@@ -706,6 +804,11 @@ def page(status, processes, models, failed_logs, figures):
     if text(status.get("reason")):
         out.append(f"<tr><th>stopped because</th><td>{e(status.get('reason'))}</td></tr>\n")
     out.append("</table>\n")
+    if headlines:
+        # The run's results in a few numbers, on the first screen: what the processes measured
+        # (their headlines.json) and what the trainers published.
+        out.append("<h2>Headline numbers</h2>\n")
+        out.append(html_table(headlines, numeric=("value", "ratio")))
     out.append("<h2>Processes</h2>\n<p>Start and end are seconds since the launcher started.</p>\n")
     out.append(html_table(processes, numeric=("attempts", "exit code", "start (s)", "end (s)",
                                               "duration (s)"),
@@ -790,10 +893,11 @@ def make_report(run_dir):
             failed_logs.append((text(p.get("name"), "?"), path, tail))
 
     figures = draw_figures(report_dir, status, data) + application_figures(run_dir, report_dir)
+    headlines = application_headlines(run_dir) + trainer_headlines(data["trainers"])
     write_text(os.path.join(report_dir, "summary.txt"),
-               summary_text(status, processes, models, failed_logs, figures))
+               summary_text(status, headlines, processes, models, failed_logs, figures))
     write_text(os.path.join(report_dir, "index.html"),
-               page(status, processes, models, failed_logs, figures))
+               page(status, headlines, processes, models, failed_logs, figures))
     make_private(report_dir)
     return os.path.join(report_dir, "index.html")
 
