@@ -12,8 +12,12 @@
 // the layer, so both write the same file), bandwidth and ratio.
 //
 // Run: openpmd_bench [--sizes 1,16] [--steps 20] [--rounds 5] [--file-iterations 8]
-// The server runs on CPU 1 (taskset), this process on CPU 0, where the machine has two CPUs.
+//                    [--reader-cpu 1] [--only layer|attributes|native]
+// The server runs on CPU 1 (taskset), this process on CPU 0, where the machine has two CPUs; the
+// reader thread beside the writer unless --reader-cpu says otherwise. --only runs one variant
+// (copy in, copy out) and prints the user and system CPU its writer and reader threads used.
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -45,6 +50,8 @@ struct Settings {
   int rounds = 5;
   int file_iterations = 8;
   std::string slipstream_binary = SLIPSTREAM_BINARY;
+  /// The CPU the reader thread runs on; -1: the writer's (CPU 0, beside it).
+  int reader_cpu = -1;
   /// Only this many steps of this variant ("native", "attributes", "layer"; empty: the tables),
   /// copy in and copy out, for profiling one path (e.g. under strace -c or perf).
   std::string only;
@@ -169,6 +176,32 @@ int read_steps(const std::string& address, const std::string& name, Reader reade
   return seen;
 }
 
+int reader_cpu = -1;  // Settings::reader_cpu
+
+// Pins the calling thread to `cpu`.
+void pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+// CPU seconds the calling thread has used: user and system.
+struct CpuSeconds {
+  double user = 0, system = 0;
+  CpuSeconds operator-(const CpuSeconds& o) const { return {user - o.user, system - o.system}; }
+};
+CpuSeconds thread_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return {seconds(usage.ru_utime), seconds(usage.ru_stime)};
+}
+// The CPU seconds of the writer and of the reader thread in the last steps_per_second run.
+CpuSeconds writer_cpu_seconds, reader_cpu_seconds;
+
 double steps_per_second(const std::string& address, Writer writer, Reader reader,
                         std::uint64_t elements, int steps) {
   const std::string name = "openpmd_bench_" + std::to_string(stream_counter++);
@@ -177,14 +210,19 @@ double steps_per_second(const std::string& address, Writer writer, Reader reader
   const auto start = Clock::now();
   int seen = 0;
   std::thread reading([&] {
+    if (reader_cpu >= 0) pin_to_cpu(reader_cpu);
+    const CpuSeconds cpu = thread_cpu_seconds();
     try {
       seen = read_steps(address, name, reader, elements);
     } catch (const std::exception& e) {
       reader_error = e.what();
       reader_failed = true;
     }
+    reader_cpu_seconds = thread_cpu_seconds() - cpu;
   });
+  const CpuSeconds cpu = thread_cpu_seconds();
   write_steps(address, name, writer, elements, steps);
+  writer_cpu_seconds = thread_cpu_seconds() - cpu;
   reading.join();
   if (reader_failed) throw std::runtime_error("reader: " + reader_error);
   if (seen != steps) throw std::runtime_error("the reader saw " + std::to_string(seen) + " steps");
@@ -266,12 +304,6 @@ std::pair<double, double> h5py_file_seconds(const std::string& path, std::uint64
   return {write, read};
 }
 
-void pin_to_cpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
-}
 
 }  // namespace
 
@@ -283,9 +315,12 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", settings.rounds, "measurements per figure (median)");
   app.add_option("--file-iterations", settings.file_iterations, "iterations per file");
   app.add_option("--slipstream", settings.slipstream_binary, "the slipstream program");
+  app.add_option("--reader-cpu", settings.reader_cpu,
+                 "the CPU of the reader thread (default: the writer's, CPU 0)");
   app.add_option("--only", settings.only,
                  "run one variant (native, attributes or layer; copy in, copy out) and exit");
   CLI11_PARSE(app, argc, argv);
+  reader_cpu = settings.reader_cpu;
 
   const bool two_cpus = std::thread::hardware_concurrency() >= 2;
   slipstream::bench::ServerChild server(
@@ -316,7 +351,13 @@ int main(int argc, char** argv) {
                                settings.steps)
             : steps_per_second(address, Writer::kNativePut, Reader::kNativeCopy, elements,
                                settings.steps);
-    std::cout << settings.only << ": " << format_number(rate) << " steps/s\n";
+    auto per_step = [&](const CpuSeconds& cpu) {
+      return format_number(cpu.user * 1e6 / settings.steps) + " us user + " +
+             format_number(cpu.system * 1e6 / settings.steps) + " us system";
+    };
+    std::cout << settings.only << ": " << format_number(rate) << " steps/s; CPU per step: writer "
+              << per_step(writer_cpu_seconds) << ", reader " << per_step(reader_cpu_seconds)
+              << "\n";
     return 0;
   }
 
