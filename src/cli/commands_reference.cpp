@@ -21,6 +21,24 @@ std::string arity_text(int arity) {
   return arity >= 0 ? std::to_string(arity) : "at least " + std::to_string(-arity);
 }
 
+// One table row; `name` is the command's, or "CONTAINER SUB" for a subcommand.
+void print_row(std::ostream& out, std::string_view name, const server::CommandSpec& spec) {
+  std::string syntax(spec.syntax);
+  for (char& c : syntax) {
+    if (c == '|') c = '/';
+  }
+  std::string summary;  // a '|' ("config|get") would end the cell; its HTML entity does not
+  for (char c : spec.summary) {
+    if (c == '|') {
+      summary += "&#124;";
+    } else {
+      summary += c;
+    }
+  }
+  out << "| `" << name << "` | `" << (syntax.empty() ? "-" : syntax) << "` | "
+      << arity_text(spec.arity) << " | " << flags_text(spec.flags) << " | " << summary << " |\n";
+}
+
 void print_markdown(std::ostream& out) {
   server::CommandTable table;
   std::string_view group;
@@ -31,13 +49,11 @@ void print_markdown(std::ostream& out) {
       out << "| command | arguments | arity | flags | reply and behaviour |\n";
       out << "|---|---|---|---|---|\n";
     }
-    std::string syntax(spec.syntax);
-    for (char& c : syntax) {
-      if (c == '|') c = '/';
+    print_row(out, spec.name, spec);
+    // A container's subcommands follow it; their arity counts the container's name, as Redis's.
+    for (const auto& sub : spec.subcommands) {
+      print_row(out, std::string(spec.name) + " " + std::string(sub.name), sub);
     }
-    out << "| `" << spec.name << "` | `" << (syntax.empty() ? "-" : syntax) << "` | "
-        << arity_text(spec.arity) << " | " << flags_text(spec.flags) << " | " << spec.summary
-        << " |\n";
   }
 }
 

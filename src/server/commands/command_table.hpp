@@ -1,6 +1,7 @@
-// The declarative command table: every command's name, arity, flags, key positions and handler.
-// Dispatch, argument-count checks, authentication gating, COMMAND output and docs/commands.md all
-// come from these entries.
+// The declarative command table: every command's name, arity, flags, key positions and handler,
+// and a container's subcommands (CONFIG GET, CLIENT LIST, ...) as entries of their own, as in
+// Redis 7. Dispatch, argument-count checks, authentication gating, COMMAND output and
+// docs/commands.md all come from these entries.
 #pragma once
 
 #include <cstdint>
@@ -47,11 +48,24 @@ using Handler = Outcome (*)(CommandContext&);
 /// arguments, malformed ones included: the handler reports syntax errors afterwards.
 using KeyFinder = std::vector<std::size_t> (*)(std::span<const Buffer> args);
 
+struct CommandSpec;
+/// The error reply for a request to `container` whose subcommand word `sub` (as sent) names none of
+/// its subcommands (`known` null), or names `known` with the wrong number of arguments.
+using SubcommandError = std::string (*)(const CommandSpec& container, std::string_view sub,
+                                        const CommandSpec* known);
+
+/// One command, or one subcommand of a container command. A container (CONFIG, CLIENT, CLUSTER,
+/// COMMAND) lists its subcommands; dispatch checks the container's authentication gate and arity,
+/// then picks the subcommand named by the second argument (case-insensitively) and applies that
+/// subcommand's gate, arity, key positions, flags and handler. Positions and arity count from the
+/// container's name, as Redis does: `CONFIG GET pattern` is arity 3.
 struct CommandSpec {
-  std::string_view name;     ///< upper case, as documented
+  std::string_view name;     ///< upper case, as documented; a subcommand's own word ("GET")
   int arity;                 ///< Redis convention: N exact, -N at least N (name included)
   std::uint32_t flags;
   int first_key, last_key, key_step;  ///< 1-based key positions; last_key -1 = to the end
+  /// Runs the request. A container's runs only for a request that names no subcommand (COMMAND
+  /// alone), so it is null when the container's arity requires one.
   Handler handler;
   std::string_view group;    ///< "keyspace", "string", "hash", "list", "tensor", "server", ...
   std::string_view syntax;   ///< arguments, for COMMAND DOCS and docs/commands.md
@@ -59,6 +73,13 @@ struct CommandSpec {
   /// When set, replaces first_key/last_key/key_step for routing in cluster mode (an empty result:
   /// the command runs on whichever shard receives it, as model and script keys do).
   KeyFinder keys = nullptr;
+  /// A container's subcommands, in documentation order (static arrays of the command files);
+  /// empty for any other command. Subcommands have no subcommands of their own.
+  std::span<const CommandSpec> subcommands = {};
+  /// A container's error texts for an unknown subcommand or a wrong count; null: Redis 7's ("ERR
+  /// unknown subcommand 'X'. Try CONFIG HELP.", "ERR wrong number of arguments for 'config|get'
+  /// command"). COMMAND sets its own, one text for both cases.
+  SubcommandError subcommand_error = nullptr;
 };
 
 class CommandTable {
@@ -69,6 +90,16 @@ class CommandTable {
   const std::vector<CommandSpec>& all() const noexcept { return specs_; }
   /// Text for flags in COMMAND output ("write", "readonly", ...).
   static std::vector<std::string_view> flag_names(std::uint32_t flags);
+  /// The subcommand of `container` named `name` (case-insensitive); nullptr when it has none.
+  static const CommandSpec* find_subcommand(const CommandSpec& container,
+                                            std::string_view name) noexcept;
+  /// The error reply for a request to `container` naming subcommand `sub`: unknown (`known`
+  /// null) or given the wrong number of arguments. Redis 7's texts unless the container has its
+  /// own `subcommand_error`.
+  static std::string subcommand_error(const CommandSpec& container, std::string_view sub,
+                                      const CommandSpec* known);
+  /// Redis's name for a subcommand in COMMAND output: "config|get".
+  static std::string full_name(const CommandSpec& container, const CommandSpec& sub);
 
  private:
   struct NameHash {

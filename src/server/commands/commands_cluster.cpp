@@ -80,56 +80,54 @@ std::string info_text(const Cluster& cluster) {
       kSlotCount, n, cluster.self_index() + 1);
 }
 
-Outcome cluster_command(CommandContext& c) {
-  std::string_view sub = c.arg(1);
-  struct Sub {
-    std::string_view name;
-    std::size_t argc;
-  };
-  static constexpr Sub kSubs[] = {{"SLOTS", 2}, {"SHARDS", 2}, {"NODES", 2}, {"INFO", 2},
-                                  {"KEYSLOT", 3}, {"MYID", 2}, {"HELP", 2}};
-  const Sub* found = nullptr;
-  for (const Sub& s : kSubs) {
-    if (equals_nocase(sub, s.name)) found = &s;
-  }
-  if (found == nullptr) {
-    c.reply.error(unknown_subcommand_error(sub, "CLUSTER"));
-    return Outcome::kDone;
-  }
-  if (c.argc() != found->argc) {
-    c.reply.error(subcommand_arity_error("cluster", found->name));
-    return Outcome::kDone;
-  }
-  // KEYSLOT and HELP need no cluster: the slot of a key is a pure function.
-  if (found->name == "KEYSLOT") {
-    c.reply.integer(key_slot(c.arg(2)));
-    return Outcome::kDone;
-  }
-  if (found->name == "HELP") {
-    const char* lines[] = {"CLUSTER <subcommand> [<arg> ...]. Subcommands are:",
-                           "SLOTS", "SHARDS", "NODES", "INFO", "KEYSLOT <key>", "MYID", "HELP"};
-    c.reply.array(std::size(lines));
-    for (const char* line : lines) c.reply.simple(line);
-    return Outcome::kDone;
-  }
+// KEYSLOT and HELP need no cluster: the slot of a key is a pure function.
+Outcome cluster_keyslot(CommandContext& c) {
+  c.reply.integer(key_slot(c.arg(2)));
+  return Outcome::kDone;
+}
+
+Outcome cluster_help(CommandContext& c) {
+  const char* lines[] = {"CLUSTER <subcommand> [<arg> ...]. Subcommands are:",
+                         "SLOTS", "SHARDS", "NODES", "INFO", "KEYSLOT <key>", "MYID", "HELP"};
+  c.reply.array(std::size(lines));
+  for (const char* line : lines) c.reply.simple(line);
+  return Outcome::kDone;
+}
+
+// The other subcommands describe the cluster map: without one, they answer kClusterDisabled.
+template <void (*kDescribe)(const Cluster&, ReplyBuffer&)>
+Outcome with_cluster(CommandContext& c) {
   const Cluster* cluster = c.server.cluster();
   if (cluster == nullptr) {
     c.reply.error(kClusterDisabled);
-    return Outcome::kDone;
-  }
-  if (found->name == "SLOTS") {
-    reply_slots(*cluster, c.reply);
-  } else if (found->name == "SHARDS") {
-    reply_shards(*cluster, c.reply);
-  } else if (found->name == "NODES") {
-    c.reply.verbatim(nodes_text(*cluster));
-  } else if (found->name == "INFO") {
-    c.reply.verbatim(info_text(*cluster));
   } else {
-    c.reply.bulk(cluster->self().id);
+    kDescribe(*cluster, c.reply);
   }
   return Outcome::kDone;
 }
+
+void reply_nodes(const Cluster& cluster, ReplyBuffer& reply) {
+  reply.verbatim(nodes_text(cluster));
+}
+
+void reply_info(const Cluster& cluster, ReplyBuffer& reply) { reply.verbatim(info_text(cluster)); }
+
+void reply_myid(const Cluster& cluster, ReplyBuffer& reply) { reply.bulk(cluster.self().id); }
+
+constexpr CommandSpec kClusterSubcommands[] = {
+    {"SLOTS", 2, kStale, 0, 0, 0, with_cluster<reply_slots>, "cluster", "",
+     "Each member's slot range: [start, end, [host, port, node-id]]."},
+    {"SHARDS", 2, kStale, 0, 0, 0, with_cluster<reply_shards>, "cluster", "",
+     "Each member as a shard: its slots and its one node (a master, online)."},
+    {"NODES", 2, kStale, 0, 0, 0, with_cluster<reply_nodes>, "cluster", "",
+     "The members in Redis's CLUSTER NODES line format."},
+    {"INFO", 2, kStale, 0, 0, 0, with_cluster<reply_info>, "cluster", "",
+     "cluster_state:ok, the slots assigned, the known nodes and the cluster size."},
+    {"KEYSLOT", 3, kStale, 0, 0, 0, cluster_keyslot, "cluster", "key",
+     "The hash slot of a key (works without a cluster; the key is not routed)."},
+    {"MYID", 2, kStale, 0, 0, 0, with_cluster<reply_myid>, "cluster", "", "This member's node id."},
+    {"HELP", 2, kStale, 0, 0, 0, cluster_help, "cluster", "", "Lists the subcommands."},
+};
 
 // READONLY / READWRITE (replica reads) and ASKING (slot migration) have nothing to change here:
 // there are no replicas and slots never move.
@@ -142,9 +140,9 @@ Outcome accept(CommandContext& c) {
 
 void add_cluster_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
-    {"CLUSTER", -2, kStale, 0, 0, 0, cluster_command, "cluster",
-     "SLOTS | SHARDS | NODES | INFO | KEYSLOT key | MYID | HELP",
-     "Describes the cluster map (from --cluster-nodes); KEYSLOT works without a cluster."},
+    {"CLUSTER", -2, kStale, 0, 0, 0, nullptr, "cluster", "subcommand [argument ...]",
+     "Describes the cluster map (from --cluster-nodes); KEYSLOT works without a cluster.",
+     nullptr, kClusterSubcommands},
     {"READONLY", 1, kFast | kStale, 0, 0, 0, accept, "cluster", "",
      "Accepted for cluster clients; +OK (there are no replicas)."},
     {"READWRITE", 1, kFast | kStale, 0, 0, 0, accept, "cluster", "",

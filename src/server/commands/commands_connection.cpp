@@ -145,61 +145,73 @@ Outcome quit(CommandContext& c) {
   return Outcome::kDone;
 }
 
-Outcome client(CommandContext& c) {
-  std::string_view sub = c.arg(1);
-  // Each subcommand with its exact argument count (name and subcommand included).
-  struct Sub {
-    std::string_view name;
-    std::size_t argc;
-  };
-  static constexpr Sub kSubs[] = {{"SETNAME", 3}, {"GETNAME", 2}, {"ID", 2},  {"INFO", 2},
-                                  {"LIST", 2},    {"SETINFO", 4}, {"HELP", 2}};
-  const Sub* found = nullptr;
-  for (const Sub& s : kSubs) {
-    if (equals_nocase(sub, s.name)) found = &s;
-  }
-  if (found == nullptr) {
-    c.reply.error(unknown_subcommand_error(sub, "CLIENT"));
-    return Outcome::kDone;
-  }
-  if (c.argc() != found->argc) {
-    c.reply.error(subcommand_arity_error("client", found->name));
-    return Outcome::kDone;
-  }
-  if (found->name == "SETNAME") {
-    for (char ch : c.arg(2)) {
-      if (ch < '!' || ch > '~') {
-        c.reply.error("ERR Client names cannot contain spaces, newlines or special characters.");
-        return Outcome::kDone;
-      }
+Outcome client_setname(CommandContext& c) {
+  for (char ch : c.arg(2)) {
+    if (ch < '!' || ch > '~') {
+      c.reply.error("ERR Client names cannot contain spaces, newlines or special characters.");
+      return Outcome::kDone;
     }
-    c.session.set_name(std::string(c.arg(2)));
-    c.reply.simple("OK");
-  } else if (found->name == "GETNAME") {
-    std::string name = c.session.name();
-    if (name.empty()) {
-      c.reply.null();
-    } else {
-      c.reply.bulk(name);
-    }
-  } else if (found->name == "ID") {
-    c.reply.integer(static_cast<std::int64_t>(c.session.id()));
-  } else if (found->name == "INFO") {
-    c.reply.verbatim(c.session.describe() + "\n");
-  } else if (found->name == "LIST") {
-    std::string text;
-    for (const auto& line : c.server.describe_clients()) text += line + "\n";
-    c.reply.verbatim(text);
-  } else if (found->name == "SETINFO") {
-    c.reply.simple("OK");  // library name/version: accepted for redis-py/hiredis >= 7.2
+  }
+  c.session.set_name(std::string(c.arg(2)));
+  c.reply.simple("OK");
+  return Outcome::kDone;
+}
+
+Outcome client_getname(CommandContext& c) {
+  std::string name = c.session.name();
+  if (name.empty()) {
+    c.reply.null();
   } else {
-    const char* lines[] = {"CLIENT <subcommand> [<arg> ...]. Subcommands are:",
-                           "SETNAME <name>", "GETNAME", "ID", "INFO", "LIST", "HELP"};
-    c.reply.array(std::size(lines));
-    for (const char* line : lines) c.reply.simple(line);
+    c.reply.bulk(name);
   }
   return Outcome::kDone;
 }
+
+Outcome client_id(CommandContext& c) {
+  c.reply.integer(static_cast<std::int64_t>(c.session.id()));
+  return Outcome::kDone;
+}
+
+Outcome client_info(CommandContext& c) {
+  c.reply.verbatim(c.session.describe() + "\n");
+  return Outcome::kDone;
+}
+
+Outcome client_list(CommandContext& c) {
+  std::string text;
+  for (const auto& line : c.server.describe_clients()) text += line + "\n";
+  c.reply.verbatim(text);
+  return Outcome::kDone;
+}
+
+Outcome client_setinfo(CommandContext& c) {
+  c.reply.simple("OK");  // library name/version: accepted for redis-py/hiredis >= 7.2
+  return Outcome::kDone;
+}
+
+Outcome client_help(CommandContext& c) {
+  const char* lines[] = {"CLIENT <subcommand> [<arg> ...]. Subcommands are:",
+                         "SETNAME <name>", "GETNAME", "ID", "INFO", "LIST", "HELP"};
+  c.reply.array(std::size(lines));
+  for (const char* line : lines) c.reply.simple(line);
+  return Outcome::kDone;
+}
+
+// Flags as Redis 7 gives them: only LIST, which shows every connection, is an admin command.
+constexpr CommandSpec kClientSubcommands[] = {
+    {"SETNAME", 3, kStale, 0, 0, 0, client_setname, "connection", "name",
+     "Names the connection (printable characters, no spaces); shown by CLIENT LIST."},
+    {"GETNAME", 2, kStale, 0, 0, 0, client_getname, "connection", "",
+     "The connection's name, or nil."},
+    {"ID", 2, kStale, 0, 0, 0, client_id, "connection", "", "The connection's id."},
+    {"INFO", 2, kStale, 0, 0, 0, client_info, "connection", "",
+     "This connection, in CLIENT LIST's line format."},
+    {"LIST", 2, kAdmin | kStale, 0, 0, 0, client_list, "connection", "",
+     "One line per connection: id, address, name, age, idle time, buffers, last command."},
+    {"SETINFO", 4, kStale, 0, 0, 0, client_setinfo, "connection", "attribute value",
+     "Accepted (+OK) and ignored: client libraries send their name and version."},
+    {"HELP", 2, kStale, 0, 0, 0, client_help, "connection", "", "Lists the subcommands."},
+};
 
 }  // namespace
 
@@ -217,9 +229,8 @@ void add_connection_commands(std::vector<CommandSpec>& out) {
      "Selects the database; only database 0 exists."},
     {"QUIT", -1, kFast | kNoAuth | kStale, 0, 0, 0, quit, "connection", "",
      "Closes the connection after replying OK."},
-    {"CLIENT", -2, kAdmin | kStale, 0, 0, 0, client, "connection",
-     "SETNAME name | GETNAME | ID | INFO | LIST | HELP",
-     "Inspects and names client connections."},
+    {"CLIENT", -2, kAdmin | kStale, 0, 0, 0, nullptr, "connection", "subcommand [argument ...]",
+     "Inspects and names client connections.", nullptr, kClientSubcommands},
   });
 }
 

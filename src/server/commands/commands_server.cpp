@@ -449,74 +449,81 @@ const std::vector<ConfigParam>& config_params() {
   return params;
 }
 
-Outcome config(CommandContext& c) {
-  std::string_view sub = c.arg(1);
-  const bool get = equals_nocase(sub, "GET"), set = equals_nocase(sub, "SET");
-  const bool resetstat = equals_nocase(sub, "RESETSTAT");
-  if (!get && !set && !resetstat) {
-    c.reply.error(unknown_subcommand_error(sub, "CONFIG"));
-    return Outcome::kDone;
+Outcome config_get(CommandContext& c) {
+  std::vector<std::pair<std::string_view, std::string>> found;
+  for (const auto& param : config_params()) {
+    for (std::size_t i = 2; i < c.argc(); ++i) {
+      if (glob_match(c.arg(i), param.name, true)) {
+        found.emplace_back(param.name, param.get(c.server));
+        break;
+      }
+    }
   }
-  if ((get && c.argc() < 3) || (set && (c.argc() < 4 || c.argc() % 2 != 0)) ||
-      (resetstat && c.argc() != 2)) {
-    c.reply.error(subcommand_arity_error("config", sub));
-    return Outcome::kDone;
-  }
-  if (get) {
-    std::vector<std::pair<std::string_view, std::string>> found;
-    for (const auto& param : config_params()) {
-      for (std::size_t i = 2; i < c.argc(); ++i) {
-        if (glob_match(c.arg(i), param.name, true)) {
-          found.emplace_back(param.name, param.get(c.server));
-          break;
-        }
-      }
-    }
-    c.reply.map(found.size());
-    for (const auto& [name, value] : found) {
-      c.reply.bulk(name);
-      c.reply.bulk(value);
-    }
-  } else if (set) {
-    // Validate every pair before applying any, so a bad pair changes nothing.
-    std::vector<const ConfigParam*> targets;
-    for (std::size_t i = 2; i < c.argc(); i += 2) {
-      const ConfigParam* target = nullptr;
-      for (const auto& param : config_params()) {
-        if (equals_nocase(param.name, c.arg(i))) target = &param;
-      }
-      if (target != nullptr && target->protected_config) {
-        c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
-                      std::string(target->name) + "') - can't set protected config");
-        return Outcome::kDone;
-      }
-      if (target == nullptr || !target->set) {
-        c.reply.error("ERR Unknown option or number of arguments for CONFIG SET - '" +
-                      std::string(c.arg(i)) + "'");
-        return Outcome::kDone;
-      }
-      targets.push_back(target);
-    }
-    for (std::size_t k = 0; k < targets.size(); ++k) {
-      std::string problem = targets[k]->set(c.server, c.arg(3 + 2 * k));
-      if (!problem.empty()) {
-        c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
-                      std::string(targets[k]->name) + "') - " + problem);
-        return Outcome::kDone;
-      }
-    }
-    c.reply.simple("OK");
-  } else {
-    Stats& st = c.server.stats();
-    for (auto* counter : {&st.commands_processed, &st.keyspace_hits, &st.keyspace_misses,
-                          &st.net_input_bytes, &st.net_output_bytes, &st.rejected_connections,
-                          &st.error_replies, &st.protocol_errors, &st.connections_received}) {
-      counter->store(0);
-    }
-    c.reply.simple("OK");
+  c.reply.map(found.size());
+  for (const auto& [name, value] : found) {
+    c.reply.bulk(name);
+    c.reply.bulk(value);
   }
   return Outcome::kDone;
 }
+
+Outcome config_set(CommandContext& c) {
+  // Parameter-value pairs: the table's arity (at least 4) cannot say "an even count".
+  if (c.argc() % 2 != 0) {
+    c.reply.error(subcommand_arity_error("config", "set"));
+    return Outcome::kDone;
+  }
+  // Validate every pair before applying any, so a bad pair changes nothing.
+  std::vector<const ConfigParam*> targets;
+  for (std::size_t i = 2; i < c.argc(); i += 2) {
+    const ConfigParam* target = nullptr;
+    for (const auto& param : config_params()) {
+      if (equals_nocase(param.name, c.arg(i))) target = &param;
+    }
+    if (target != nullptr && target->protected_config) {
+      c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
+                    std::string(target->name) + "') - can't set protected config");
+      return Outcome::kDone;
+    }
+    if (target == nullptr || !target->set) {
+      c.reply.error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+                    std::string(c.arg(i)) + "'");
+      return Outcome::kDone;
+    }
+    targets.push_back(target);
+  }
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    std::string problem = targets[k]->set(c.server, c.arg(3 + 2 * k));
+    if (!problem.empty()) {
+      c.reply.error("ERR CONFIG SET failed (possibly related to argument '" +
+                    std::string(targets[k]->name) + "') - " + problem);
+      return Outcome::kDone;
+    }
+  }
+  c.reply.simple("OK");
+  return Outcome::kDone;
+}
+
+Outcome config_resetstat(CommandContext& c) {
+  Stats& st = c.server.stats();
+  for (auto* counter : {&st.commands_processed, &st.keyspace_hits, &st.keyspace_misses,
+                        &st.net_input_bytes, &st.net_output_bytes, &st.rejected_connections,
+                        &st.error_replies, &st.protocol_errors, &st.connections_received}) {
+    counter->store(0);
+  }
+  c.reply.simple("OK");
+  return Outcome::kDone;
+}
+
+constexpr CommandSpec kConfigSubcommands[] = {
+    {"GET", -3, kAdmin | kStale, 0, 0, 0, config_get, "server", "pattern [pattern ...]",
+     "The parameters matching the glob patterns, as a map (an empty one when none match)."},
+    {"SET", -4, kAdmin | kStale, 0, 0, 0, config_set, "server",
+     "parameter value [parameter value ...]",
+     "Sets the parameters; every pair is checked before any is applied."},
+    {"RESETSTAT", 2, kAdmin | kStale, 0, 0, 0, config_resetstat, "server", "",
+     "Zeroes INFO's command, keyspace, network and error counters."},
+};
 
 Outcome save(CommandContext& c) {
   std::string error;
@@ -578,9 +585,11 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-void reply_command_entry(ReplyBuffer& reply, const CommandSpec& spec) {
+// One COMMAND / COMMAND INFO entry: Redis 7's ten elements. A container's last element holds
+// an entry for each of its subcommands, named "container|sub".
+void reply_command_entry(ReplyBuffer& reply, const CommandSpec& spec, std::string_view name) {
   reply.array(10);
-  reply.bulk(lower(spec.name));
+  reply.bulk(name);
   reply.integer(spec.arity);
   auto flags = CommandTable::flag_names(spec.flags);
   reply.set(flags.size());
@@ -594,58 +603,123 @@ void reply_command_entry(ReplyBuffer& reply, const CommandSpec& spec) {
   reply.simple(category);
   reply.set(0);    // tips
   reply.array(0);  // key specs
-  reply.array(0);  // subcommands
+  reply.array(spec.subcommands.size());
+  for (const CommandSpec& sub : spec.subcommands) {
+    reply_command_entry(reply, sub, CommandTable::full_name(spec, sub));
+  }
 }
 
-Outcome command(CommandContext& c) {
+// A command by name for COMMAND INFO / DOCS: "get", or a subcommand as "config|get".
+struct NamedSpec {
+  const CommandSpec* spec = nullptr;
+  std::string name;  // lower case, full
+};
+
+NamedSpec find_named(const CommandTable& table, std::string_view name) {
+  const std::size_t bar = name.find('|');
+  const CommandSpec* spec = table.find(name.substr(0, bar));
+  if (spec == nullptr) return {};
+  if (bar == std::string_view::npos) return {spec, lower(spec->name)};
+  const CommandSpec* sub = CommandTable::find_subcommand(*spec, name.substr(bar + 1));
+  if (sub == nullptr) return {};
+  return {sub, CommandTable::full_name(*spec, *sub)};
+}
+
+// COMMAND alone: every command's entry.
+Outcome command_all(CommandContext& c) {
   const CommandTable& table = c.server.commands();
-  if (c.argc() == 1) {
-    c.reply.array(table.all().size());
-    for (const auto& spec : table.all()) reply_command_entry(c.reply, spec);
-    return Outcome::kDone;
-  }
-  std::string_view sub = c.arg(1);
-  if (equals_nocase(sub, "COUNT") && c.argc() == 2) {
-    c.reply.integer(static_cast<std::int64_t>(table.all().size()));
-  } else if (equals_nocase(sub, "INFO")) {
-    std::size_t n = c.argc() == 2 ? table.all().size() : c.argc() - 2;
-    c.reply.array(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const CommandSpec* spec = c.argc() == 2 ? &table.all()[i] : table.find(c.arg(i + 2));
-      if (spec == nullptr) {
-        c.reply.null_array();
-      } else {
-        reply_command_entry(c.reply, *spec);
-      }
+  c.reply.array(table.all().size());
+  for (const auto& spec : table.all()) reply_command_entry(c.reply, spec, lower(spec.name));
+  return Outcome::kDone;
+}
+
+Outcome command_count(CommandContext& c) {
+  c.reply.integer(static_cast<std::int64_t>(c.server.commands().all().size()));
+  return Outcome::kDone;
+}
+
+Outcome command_info(CommandContext& c) {
+  if (c.argc() == 2) return command_all(c);
+  c.reply.array(c.argc() - 2);
+  for (std::size_t i = 2; i < c.argc(); ++i) {
+    NamedSpec named = find_named(c.server.commands(), c.arg(i));
+    if (named.spec == nullptr) {
+      c.reply.null_array();
+    } else {
+      reply_command_entry(c.reply, *named.spec, named.name);
     }
-  } else if (equals_nocase(sub, "LIST") && c.argc() == 2) {
-    c.reply.array(table.all().size());
-    for (const auto& spec : table.all()) c.reply.bulk(lower(spec.name));
-  } else if (equals_nocase(sub, "DOCS")) {
-    std::vector<const CommandSpec*> specs;
-    for (std::size_t i = 2; i < c.argc(); ++i) {
-      if (const CommandSpec* spec = table.find(c.arg(i))) specs.push_back(spec);
-    }
-    if (c.argc() == 2) {
-      for (const auto& spec : table.all()) specs.push_back(&spec);
-    }
-    c.reply.map(specs.size());
-    for (const CommandSpec* spec : specs) {
-      c.reply.bulk(lower(spec->name));
-      c.reply.map(3);
-      c.reply.bulk("summary");
-      c.reply.bulk(spec->summary);
-      c.reply.bulk("since");
-      c.reply.bulk(kSlipstreamVersion);
-      c.reply.bulk("group");
-      c.reply.bulk(spec->group);
-    }
-  } else {
-    c.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
-                  std::string(sub.substr(0, 128)) + "'. Try COMMAND HELP.");
   }
   return Outcome::kDone;
 }
+
+// Every command's name, each container's followed by its subcommands' ("config|get"), as
+// Redis 7 lists them.
+Outcome command_list(CommandContext& c) {
+  const CommandTable& table = c.server.commands();
+  std::size_t n = 0;
+  for (const auto& spec : table.all()) n += 1 + spec.subcommands.size();
+  c.reply.array(n);
+  for (const auto& spec : table.all()) {
+    c.reply.bulk(lower(spec.name));
+    for (const CommandSpec& sub : spec.subcommands) {
+      c.reply.bulk(CommandTable::full_name(spec, sub));
+    }
+  }
+  return Outcome::kDone;
+}
+
+// One COMMAND DOCS entry: summary, since, group, and a container's subcommands' entries.
+void reply_docs_entry(ReplyBuffer& reply, const CommandSpec& spec) {
+  reply.map(spec.subcommands.empty() ? 3 : 4);
+  reply.bulk("summary");
+  reply.bulk(spec.summary);
+  reply.bulk("since");
+  reply.bulk(kSlipstreamVersion);
+  reply.bulk("group");
+  reply.bulk(spec.group);
+  if (spec.subcommands.empty()) return;
+  reply.bulk("subcommands");
+  reply.map(spec.subcommands.size());
+  for (const CommandSpec& sub : spec.subcommands) {
+    reply.bulk(CommandTable::full_name(spec, sub));
+    reply_docs_entry(reply, sub);
+  }
+}
+
+Outcome command_docs(CommandContext& c) {
+  const CommandTable& table = c.server.commands();
+  std::vector<NamedSpec> specs;
+  for (std::size_t i = 2; i < c.argc(); ++i) {
+    NamedSpec named = find_named(table, c.arg(i));
+    if (named.spec != nullptr) specs.push_back(std::move(named));
+  }
+  if (c.argc() == 2) {
+    for (const auto& spec : table.all()) specs.push_back({&spec, lower(spec.name)});
+  }
+  c.reply.map(specs.size());
+  for (const NamedSpec& named : specs) {
+    c.reply.bulk(named.name);
+    reply_docs_entry(c.reply, *named.spec);
+  }
+  return Outcome::kDone;
+}
+
+// COMMAND answers an unknown subcommand and a wrong count alike, with the text it always had.
+std::string command_subcommand_error(const CommandSpec&, std::string_view sub, const CommandSpec*) {
+  return "ERR unknown subcommand or wrong number of arguments for '" +
+         std::string(sub.substr(0, 128)) + "'. Try COMMAND HELP.";
+}
+
+constexpr CommandSpec kCommandSubcommands[] = {
+    {"COUNT", 2, kStale, 0, 0, 0, command_count, "server", "", "Number of commands."},
+    {"INFO", -2, kStale, 0, 0, 0, command_info, "server", "[name ...]",
+     "Redis 7's entry for each command named (a subcommand as container|sub), nil for an "
+     "unknown one; every command's without names."},
+    {"LIST", 2, kStale, 0, 0, 0, command_list, "server", "",
+     "Every command's name, subcommands as container|sub."},
+    {"DOCS", -2, kStale, 0, 0, 0, command_docs, "server", "[name ...]",
+     "Summary, version and group of the commands named (unknown ones left out), or of all."},
+};
 
 }  // namespace
 
@@ -658,9 +732,8 @@ void add_server_commands(std::vector<CommandSpec>& out) {
     {"FLUSHDB", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]", "Removes every key."},
     {"FLUSHALL", -1, kWrite, 0, 0, 0, flush, "server", "[ASYNC|SYNC]",
      "Removes every key and every stream (SS.STREAM.DELETE)."},
-    {"CONFIG", -2, kAdmin | kStale, 0, 0, 0, config, "server",
-     "GET pattern [pattern ...] | SET parameter value [parameter value ...] | RESETSTAT",
-     "Reads and changes a documented subset of settings."},
+    {"CONFIG", -2, kAdmin | kStale, 0, 0, 0, nullptr, "server", "subcommand [argument ...]",
+     "Reads and changes a documented subset of settings.", nullptr, kConfigSubcommands},
     {"SAVE", 1, kAdmin, 0, 0, 0, save, "server", "",
      "Writes a snapshot to --dir (temporary file, fsync, rename)."},
     {"LASTSAVE", 1, kFast, 0, 0, 0, lastsave, "server", "",
@@ -669,8 +742,9 @@ void add_server_commands(std::vector<CommandSpec>& out) {
      "Saves a snapshot (unless NOSAVE) and stops the server. If the save fails it keeps "
      "running and replies an error; with FORCE it stops anyway, exiting with status 1."},
     {"TIME", 1, kFast, 0, 0, 0, time_command, "server", "", "Server time: seconds, microseconds."},
-    {"COMMAND", -1, kStale, 0, 0, 0, command, "server", "[COUNT | INFO name ... | LIST | DOCS]",
-     "Describes the command table."},
+    {"COMMAND", -1, kStale, 0, 0, 0, command_all, "server", "[subcommand [argument ...]]",
+     "Describes the command table.", nullptr,
+     kCommandSubcommands, command_subcommand_error},
   });
 }
 

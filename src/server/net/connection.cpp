@@ -309,8 +309,9 @@ void Connection::execute(std::vector<Buffer>& args) {
     stats.error_replies.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  constexpr std::string_view kNoAuthError = "NOAUTH Authentication required.";
   if (!authenticated && !(spec->flags & kNoAuth)) {
-    output_.error("NOAUTH Authentication required.");
+    output_.error(kNoAuthError);
     return;
   }
   if (!arity_ok(spec->arity, args.size())) {
@@ -320,21 +321,41 @@ void Connection::execute(std::vector<Buffer>& args) {
     output_.error("ERR wrong number of arguments for '" + shown + "' command");
     return;
   }
+  // A container (CONFIG, CLIENT, CLUSTER, COMMAND) runs the subcommand its second argument names,
+  // under that subcommand's gate, arity, key positions and flags; its own handler runs only for a
+  // request that names none (COMMAND alone). The container's gate comes first, so a client that
+  // has not authenticated learns nothing of its subcommands.
+  const CommandSpec* command = spec;
+  if (!spec->subcommands.empty() && args.size() >= 2) {
+    command = CommandTable::find_subcommand(*spec, args[1].view());
+    if (command == nullptr) {
+      output_.error(CommandTable::subcommand_error(*spec, args[1].view(), nullptr));
+      return;
+    }
+    if (!authenticated && !(command->flags & kNoAuth)) {
+      output_.error(kNoAuthError);
+      return;
+    }
+    if (!arity_ok(command->arity, args.size())) {
+      output_.error(CommandTable::subcommand_error(*spec, args[1].view(), command));
+      return;
+    }
+  }
   if (const Cluster* cluster = server_.cluster()) {
-    if (auto redirect = cluster->check(*spec, args)) {  // -MOVED or -CROSSSLOT
+    if (auto redirect = cluster->check(*command, args)) {  // -MOVED or -CROSSSLOT
       output_.error(*redirect);
       return;
     }
   }
-  if ((spec->flags & kDenyOom) && server_.keyspace().over_limit(0)) {
+  if ((command->flags & kDenyOom) && server_.keyspace().over_limit(0)) {
     output_.error("OOM command not allowed when used memory > 'maxmemory'.");
     return;
   }
-  last_command_.store(spec->name.data(), std::memory_order_relaxed);
+  last_command_.store(spec->name.data(), std::memory_order_relaxed);  // CLIENT LIST's cmd=
   CommandContext context{server_, *this, args, output_};
   Outcome outcome = Outcome::kDone;
   try {
-    outcome = spec->handler(context);
+    outcome = command->handler(context);
   } catch (const std::bad_alloc&) {
     output_.error("OOM out of memory while executing '" + lower(spec->name) + "'");
   } catch (const std::exception& e) {
