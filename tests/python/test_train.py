@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Dict, List, Tuple
@@ -27,6 +28,47 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "integratio
 from make_models import SineMlp as Mlp  # noqa: E402
 
 POINTS = 128  # samples per step
+# A writer whose steps no trainer takes gives up after BEGIN_TIMEOUT_MS (begin_step); the test
+# waits WRITER_WAIT seconds for a writer thread before it fails, naming what it waited for.
+BEGIN_TIMEOUT_MS = 60000
+WRITER_WAIT = 120.0
+
+
+class Writer:
+    """A writer thread (write_sine, write_regimes): its error is raised, and a writer still
+    waiting fails the test, in the test's thread when it joins it (a trainer that died leaves the
+    writer waiting for a reader that never comes)."""
+
+    def __init__(self, target, *args):
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(target, args), daemon=True)
+        self.thread.start()
+
+    def _run(self, target, args):
+        try:
+            target(*args)
+        except BaseException as error:  # raised again by join()
+            self.error = error
+
+    def is_alive(self):
+        return self.thread.is_alive()
+
+    def join(self, timeout=WRITER_WAIT):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), f"the writer still waits after {timeout} s"
+        if self.error is not None:
+            raise self.error
+
+
+@pytest.fixture
+def mpi_env():
+    """mpirun's environment: allowed as root, and OpenMPI's session files in a folder of this
+    test's own (jobs sharing one can fail to start, "orte_session_dir failed": docs/launcher.md;
+    CTest runs other MPI programs beside this file's)."""
+    base = tempfile.mkdtemp(prefix="ompi-")
+    yield dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_orte_tmpdir_base=base)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 
@@ -83,7 +125,8 @@ def write_sine(address, stream, steps, bad_step=None, pause=0.0, gate=None, stop
     """gate: (step, event): waits for the event before writing that step; stop: an event that
     ends the stream early."""
     rng = np.random.default_rng(7)
-    with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
+    with slipstream.StreamWriter(stream, address=address, expected_groups=1,
+                                 begin_timeout_ms=BEGIN_TIMEOUT_MS) as writer:
         for step in range(steps):
             if stop is not None and stop.is_set():
                 break
@@ -115,21 +158,19 @@ def tag(client, model):
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
-def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, tmp_path, ranks):
+def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, tmp_path, ranks,
+                                                           mpi_env):
     if ranks > 1 and shutil.which("mpirun") is None:
         pytest.skip("mpirun is not installed")
     stream = key("sine")
     path = config(tmp_path, stream, server.unix_address)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     log = open(tmp_path / "trainer.log", "w+")
     trainer = subprocess.Popen(trainer_command(path, ranks), stdout=log, stderr=subprocess.STDOUT,
-                               text=True, env=env)
+                               text=True, env=mpi_env)
     # The second half of the stream waits until the consumer has run a published model, so the
     # versions it runs must go up after that, whatever the timing.
     seen = threading.Event()
-    writer = threading.Thread(target=write_sine,
-                              args=(server.unix_address, stream, 30, 5, 0.0, (15, seen)))
-    writer.start()
+    writer = Writer(write_sine, server.unix_address, stream, 30, 5, 0.0, (15, seen))
     versions = []
     model = f"{stream}-model"
     probe = np.linspace(-3, 3, 61, dtype=np.float32).reshape(-1, 1)
@@ -139,12 +180,12 @@ def test_trainer_learns_the_stream_and_publishes_versions(server, client, key, t
             versions.append(ran)
             seen.set()
         time.sleep(0.05)
+    log.seek(0)
+    output = log.read()
+    assert trainer.returncode == 0, output  # before the writer, which a failed trainer leaves
     writer.join()
     _, ran = client.run_model_on(model, [("probe", probe)], ["out"], version=0)
     versions.append(ran)  # the final model
-    log.seek(0)
-    output = log.read()
-    assert trainer.returncode == 0, output
     assert "stream step 5 gave no samples" in output and "NaN" in output  # a bad step, survived
     final = tag(client, model)
     assert int(final["version"]) >= 2
@@ -230,9 +271,7 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
     # The second half of the stream waits for the restarted trainer to join: a simulation that
     # finished while no trainer was there leaves nothing to resume on.
     rejoined = threading.Event()
-    writer = threading.Thread(target=write_sine,
-                              args=(server.unix_address, stream, 80, None, 0.03, (40, rejoined)))
-    writer.start()
+    writer = Writer(write_sine, server.unix_address, stream, 80, None, 0.03, (40, rejoined))
     first = subprocess.Popen(trainer_command(path), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -249,10 +288,10 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
         time.sleep(0.01)
     rejoined.set()
     second.wait(timeout=300)
-    writer.join()
     log.seek(0)
     output = log.read()
     assert second.returncode == 0, output
+    writer.join()
     resumed = [line for line in output.splitlines() if "resumed from" in line]
     assert len(resumed) == 1, output
     # "... at optimiser step N (published version V, stream step S); replay memory: K samples"
@@ -269,7 +308,8 @@ def test_trainer_killed_resumes_from_its_checkpoint(server, client, key, tmp_pat
 def write_regimes(address, stream, steps_per_regime):
     """Regime A: x in [-3, -0.5]; then regime B: x in [0.5, 3]; y = sin(x) in both."""
     rng = np.random.default_rng(11)
-    with slipstream.StreamWriter(stream, address=address, expected_groups=1) as writer:
+    with slipstream.StreamWriter(stream, address=address, expected_groups=1,
+                                 begin_timeout_ms=BEGIN_TIMEOUT_MS) as writer:
         for step in range(2 * steps_per_regime):
             low, high = (-3.0, -0.5) if step < steps_per_regime else (0.5, 3.0)
             x = rng.uniform(low, high, POINTS).astype(np.float32)
@@ -301,11 +341,10 @@ def test_reservoir_replay_remembers_the_first_regime_and_fifo_forgets_it(server,
         path = config(run, stream, server.unix_address,
                       replay={"policy": policy, "max_samples": 1024},
                       train={"steps_after_end": 600})
-        writer = threading.Thread(target=write_regimes, args=(server.unix_address, stream, 16))
-        writer.start()
+        writer = Writer(write_regimes, server.unix_address, stream, 16)
         done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
-        writer.join()
         assert done.returncode == 0, done.stdout + done.stderr
+        writer.join()
         losses[policy] = regime_losses(client, f"{stream}-model")
     # One run here: reservoir [0.0001, 0.0002], fifo [0.31, 0.00008] (first regime, second).
     reservoir_first, reservoir_second = losses["reservoir"]
@@ -315,21 +354,18 @@ def test_reservoir_replay_remembers_the_first_regime_and_fifo_forgets_it(server,
     assert fifo_first > 10 * reservoir_first and fifo_first > 0.02, losses  # fifo forgets it
 
 
-def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path):
+def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path, mpi_env):
     """Under mpirun -n 2, SIGKILL to one trainer rank mid-run: the other must not wait in an
     all-reduce forever; the launcher ends the job with an error."""
     if shutil.which("mpirun") is None:
         pytest.skip("mpirun is not installed")
     stream = key("sine")
     path = config(tmp_path, stream, server.unix_address, metrics={"print_every_seconds": 0.1})
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     log = open(tmp_path / "trainer.log", "w+")
     job = subprocess.Popen(trainer_command(path, 2), stdout=log, stderr=subprocess.STDOUT,
-                           text=True, env=env)
+                           text=True, env=mpi_env)
     stop = threading.Event()
-    writer = threading.Thread(target=write_sine,
-                              args=(server.unix_address, stream, 400, None, 0.02, None, stop))
-    writer.start()
+    writer = Writer(write_sine, server.unix_address, stream, 400, None, 0.02, None, stop)
     deadline = time.monotonic() + 60
     ranks = []
     while time.monotonic() < deadline and len(ranks) < 2:
@@ -350,7 +386,7 @@ def test_a_rank_that_dies_stops_the_others_without_a_hang(server, key, tmp_path)
         pytest.fail("the surviving rank hung after the other died")
     finally:
         stop.set()
-        writer.join(30)
+        writer.thread.join(30)  # ended, whichever way: the stream lost its reader
     assert not writer.is_alive()
     assert job.returncode != 0
     assert time.monotonic() - killed_at < 30
@@ -366,11 +402,10 @@ def test_validation_loss_publishes_on_improvement(server, client, key, tmp_path)
                   train={"validation_fraction": 0.2, "validate_every": 10,
                          "steps_after_end": 200},
                   publish={"every": 0, "on_improvement": True})
-    writer = threading.Thread(target=write_sine, args=(server.unix_address, stream, 30))
-    writer.start()
+    writer = Writer(write_sine, server.unix_address, stream, 30)
     done = subprocess.run(trainer_command(path), capture_output=True, text=True, timeout=300)
-    writer.join()
     assert done.returncode == 0, done.stdout + done.stderr
+    writer.join()
     with open(tmp_path / "metrics.csv") as f:
         rows = [r for r in csv.DictReader(f) if float(r["validation_loss"]) >= 0]
     assert rows, "no validation loss was reported"
