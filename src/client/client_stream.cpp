@@ -1,16 +1,16 @@
-// StreamWriter and StreamReader (include/slipstream/stream.hpp) over the SS.STREAM.* commands.
-// Each writer and reader has its own connection: the server binds its rank to it.
-#include <sys/mman.h>
+// StreamWriter and StreamReader (include/slipstream/stream.hpp) over the SS.STREAM.* commands:
+// the stream protocol, step state, reservations and aborts. How chunk bytes travel (socket, shared
+// memory, colocated chunks) is chunk_transport.hpp's. Each writer and reader has its own
+// connection: the server binds its rank to it.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <deque>
 #include <memory>
-#include <unordered_map>
 #include <stdexcept>
 
+#include "client/chunk_transport.hpp"
 #include "client/client_impl.hpp"
 #include "client/connection.hpp"
 #include "client/request.hpp"
@@ -21,6 +21,7 @@
 namespace slipstream {
 namespace {
 
+using client::ReceivedChunk;
 using client::Request;
 using std::chrono::milliseconds;
 
@@ -193,13 +194,6 @@ std::size_t check_chunk(const char* what, bool step_open, std::string_view compo
   return product(extent) * dtype_size(dtype);
 }
 
-// A chunk's bytes as a reader got them: mapped (shared) or received, kept alive by `owner`.
-struct ReceivedChunk {
-  std::span<const std::byte> bytes;
-  std::shared_ptr<const void> owner;
-  bool shared = false;
-};
-
 // The reader's pieces of `component`: piece i is cut from chunk source_of[i], whose bytes are
 // received[k] for wanted[k] == source_of[i].
 std::vector<StreamPiece> assemble(const StreamComponent& component,
@@ -292,87 +286,6 @@ void copy_overlap(const stream::Chunk& chunk, const std::byte* source,
 // The server's reply to a writer's request for a step that was aborted.
 bool is_aborted(std::string_view error) { return error.starts_with("ABORTED"); }
 
-// A stream segment mapped into this process: writable for its writer, read-only for readers.
-// Unmapped when the last piece or cache entry that uses it goes.
-struct SegmentMapping {
-  SegmentMapping(void* address, std::size_t size) : address(address), size(size) {}
-  ~SegmentMapping() { ::munmap(address, size); }
-  SegmentMapping(const SegmentMapping&) = delete;
-  SegmentMapping& operator=(const SegmentMapping&) = delete;
-  std::byte* bytes() const noexcept { return static_cast<std::byte*>(address); }
-  void* address;
-  std::size_t size;
-};
-
-// Maps a passed segment descriptor and closes it; null when the kernel refuses.
-std::shared_ptr<SegmentMapping> map_segment(int fd, std::size_t size, bool writable) {
-  void* address = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
-                         fd, 0);
-  ::close(fd);
-  if (address == MAP_FAILED) return nullptr;
-  return std::make_shared<SegmentMapping>(address, size);
-}
-
-// A segment a writer was lent, mapped writable (null when it could not be), with the chunk id
-// that comes with it from SS.CHUNKS.SEGMENTS.
-struct LentSegment {
-  std::uint64_t segment = 0, chunk = 0;
-  std::shared_ptr<SegmentMapping> mapping;
-};
-
-// Reads an SS.STREAM.SEGMENTS reply ([[segment, fresh, bytes]...], [dropped...]) or,
-// `with_chunks`, an SS.CHUNKS.SEGMENTS one ([[chunk, segment, fresh]...], [dropped...]): one entry
-// per size, fresh segments mapped whole (their descriptors come in order; a stream's segment may
-// be larger than the size asked for, SS.CHUNKS' are that size) and added to `mapped`, dropped
-// ones removed from it. An error reply lends nothing.
-std::vector<LentSegment> parse_lent_segments(
-    client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
-    bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped);
-
-std::vector<LentSegment> read_lent_segments(
-    client::Connection& c, std::span<const std::size_t> sizes, bool with_chunks,
-    std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
-  return parse_lent_segments(c, c.read_reply(), sizes, with_chunks, mapped);
-}
-
-// As read_lent_segments, for a reply already read (the second element of END ... NEXT's).
-std::vector<LentSegment> parse_lent_segments(
-    client::Connection& c, const Reply& reply, std::span<const std::size_t> sizes,
-    bool with_chunks, std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>>& mapped) {
-  if (reply.is_error()) return {};
-  const std::size_t width = 3;
-  if (!reply.is_array() || reply.elements.size() != 2 ||
-      reply.elements[0].elements.size() != sizes.size()) {
-    c.protocol_error("malformed SEGMENTS reply");
-  }
-  std::vector<LentSegment> out;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const Reply& entry = reply.elements[0].elements[i];
-    if (entry.elements.size() != width) c.protocol_error("malformed SEGMENTS reply");
-    const std::size_t first = with_chunks ? 1 : 0;  // the segment id's index
-    LentSegment one;
-    if (with_chunks) one.chunk = static_cast<std::uint64_t>(entry.elements[0].integer);
-    one.segment = static_cast<std::uint64_t>(entry.elements[first].integer);
-    const std::int64_t bytes = with_chunks ? static_cast<std::int64_t>(sizes[i])
-                                           : entry.elements[2].integer;
-    if (bytes < 0 || static_cast<std::uint64_t>(bytes) < sizes[i]) {
-      c.protocol_error("malformed SEGMENTS reply: a segment smaller than its chunk");
-    }
-    if (entry.elements[first + 1].integer != 0) {
-      one.mapping = map_segment(c.take_fd(), static_cast<std::size_t>(bytes), /*writable=*/true);
-      if (one.mapping) mapped[one.segment] = one.mapping;
-    } else if (auto known = mapped.find(one.segment); known != mapped.end()) {
-      one.mapping = known->second;
-    }
-    if (one.mapping && one.mapping->size != static_cast<std::size_t>(bytes)) one.mapping = nullptr;
-    out.push_back(std::move(one));
-  }
-  for (const Reply& id : reply.elements[1].elements) {
-    mapped.erase(static_cast<std::uint64_t>(id.integer));
-  }
-  return out;
-}
-
 }  // namespace
 
 // ---- StreamWriter --------------------------------------------------------------------------------
@@ -381,18 +294,9 @@ class StreamWriter::Impl {
  public:
   Impl(const ClientOptions& client_options, std::string_view stream, std::uint32_t rank,
        StreamWriterOptions options)
-      : client(client_options), stream(stream), rank(rank), options(std::move(options)) {}
+      : client(client_options), stream(stream), rank(rank), options(std::move(options)),
+        pending(this->stream, rank), chunks(client, this->stream, rank, this->options, pending) {}
 
-  // Strings the pending request borrows (long arguments are referenced, not copied).
-  std::string_view keep(std::string text) { return owned.emplace_back(std::move(text)); }
-  void start(std::size_t argc, std::string_view command, std::int64_t step) {
-    pending.command(argc);
-    pending.arg(command);
-    pending.arg(stream);
-    pending.arg(static_cast<std::int64_t>(rank));
-    pending.arg(step);
-    ++pending_count;
-  }
   void add_attribute(std::int64_t step, std::string_view path, std::string_view name,
                      const AttributeValue& value, std::string_view element) {
     auto [type, values] = attribute_wire(value);
@@ -401,24 +305,24 @@ class StreamWriter::Impl {
     } else if (values.empty()) {
       throw InvalidArgumentError("attribute '" + std::string(name) + "' is an empty array");
     }
-    start(7 + values.size(), "SS.STREAM.ATTR", step);
-    pending.arg(keep(std::string(path)));
-    pending.arg(keep(std::string(name)));
+    pending.start(7 + values.size(), "SS.STREAM.ATTR", step);
+    pending.request.arg(pending.keep(std::string(path)));
+    pending.request.arg(pending.keep(std::string(name)));
     if (element.empty()) {
-      pending.arg(type);
+      pending.request.arg(type);
     } else {
-      pending.arg(keep(std::string(type) + ":" + std::string(element)));
+      pending.request.arg(pending.keep(std::string(type) + ":" + std::string(element)));
     }
-    for (auto& v : values) pending.arg(keep(std::move(v)));
+    for (auto& v : values) pending.request.arg(pending.keep(std::move(v)));
   }
   // Sends the pending commands in one round trip; throws the first error after reading all.
   // `last`, when set, gets the last command's reply when it is not an error.
   void flush(std::string_view context,
              const std::function<void(client::Connection&, const Reply&)>& last = {}) {
-    if (pending_count == 0) return;
-    const std::size_t count = pending_count;
+    if (pending.count == 0) return;
+    const std::size_t count = pending.count;
     try {
-      client.exchange(stream, pending, [&](client::Connection& connection) {
+      client.exchange(stream, pending.request, [&](client::Connection& connection) {
         Client::Impl::read_each(connection, count, [&](client::Connection& c, std::size_t i) {
           Reply reply = c.read_reply();
           if (reply.is_error()) client::throw_server_error(reply.string, context);
@@ -440,276 +344,36 @@ class StreamWriter::Impl {
     last_abort = std::move(reason);
   }
   void reset() {
-    pending = Request();
-    pending_count = 0;
-    owned.clear();
-    shm_chunks.clear();
-    colocated.clear();
-    private_loans.clear();
+    pending.clear();
+    chunks.reset();
   }
-  void add_put(const std::string& component, DType dtype, std::string_view global,
-               std::string_view offset, std::string_view extent, const void* data,
-               std::size_t bytes) {
-    start(10, "SS.STREAM.PUT", *open_step);
-    pending.arg(keep(component));
-    pending.arg(dtype_name(dtype));
-    pending.arg(global);
-    pending.arg(offset);
-    pending.arg(extent);
-    pending.arg_borrowed(data, bytes);
-  }
-
-  // A chunk held back until end_step: one put before a segment of its size was lent for the
-  // step (copied into one lent then, and PUTSEG), or a colocated one (SS.CHUNKS.PUT on this
-  // writer's shard, then PUTREF).
-  struct HeldChunk {
-    std::string component;
-    DType dtype;
-    std::string_view global, offset, extent;  // kept in `owned`
-    const void* data;
-    std::size_t bytes;
-  };
-  // A segment lent for the open step, mapped writable.
-  struct Lent {
-    std::uint64_t id = 0;
-    std::shared_ptr<SegmentMapping> mapping;  // null: it could not be mapped
-    bool used = false;
-  };
-
-  // SS.STREAM.SEGMENTS for `sizes` in the open step.
-  void add_segments_request(Request& request, std::int64_t step,
-                            std::span<const std::size_t> sizes) const {
-    request.command(4 + sizes.size());
-    request.arg("SS.STREAM.SEGMENTS");
-    request.arg(stream);
-    request.arg(static_cast<std::int64_t>(rank));
-    request.arg(step);
-    for (std::size_t size : sizes) request.arg(static_cast<std::int64_t>(size));
-  }
-  // Reads a SEGMENTS reply into `lent`, mapping fresh segments (and forgetting dropped ones).
-  // An error reply (pool full, out of memory, the step not begun) lends nothing.
-  void read_segments(client::Connection& c, std::span<const std::size_t> sizes) {
-    for (const LentSegment& one : read_lent_segments(c, sizes, false, segments)) {
-      if (one.mapping) lent.push_back(Lent{one.segment, one.mapping, false});
-    }
-  }
-  // Takes an unused segment from `from` for a chunk of `bytes` bytes (`exact`: of that size;
-  // else the smallest that holds it) and queues `command` (PUTSEG: the segment id; PUTREF: the
-  // chunk id) naming it; returns the segment's writable bytes, or null when none fits.
-  std::byte* take_from(std::vector<Lent>& from, bool exact, std::string_view command,
-                       std::string_view component, DType dtype, std::string_view global,
-                       std::string_view offset, std::string_view extent, std::size_t bytes) {
-    auto free = from.end();
-    for (auto l = from.begin(); l != from.end(); ++l) {
-      const std::size_t size = l->mapping->size;
-      if (l->used || size < bytes || (exact && size != bytes)) continue;
-      if (free == from.end() || size < free->mapping->size) free = l;
-    }
-    if (free == from.end()) return nullptr;
-    free->used = true;
-    start(10, command, *open_step);
-    pending.arg(keep(std::string(component)));
-    pending.arg(dtype_name(dtype));
-    pending.arg(global);
-    pending.arg(offset);
-    pending.arg(extent);
-    pending.arg(static_cast<std::int64_t>(free->id));
-    return free->mapping->bytes();
-  }
-  std::byte* take_segment(std::string_view component, DType dtype, std::string_view global,
-                          std::string_view offset, std::string_view extent, std::size_t bytes) {
-    return take_from(lent, /*exact=*/false, "SS.STREAM.PUTSEG", component, dtype, global, offset,
-                     extent, bytes);
-  }
-  // Copies a chunk into an unused lent segment of its size (take_segment); false when there is
-  // none.
-  bool put_into_segment(std::string_view component, DType dtype, std::string_view global,
-                        std::string_view offset, std::string_view extent, const void* data,
-                        std::size_t bytes) {
-    std::byte* into = take_segment(component, dtype, global, offset, extent, bytes);
-    if (into == nullptr) return false;
-    std::memcpy(into, data, bytes);
-    return true;
-  }
-  // Asks for segments of `sizes` for the open step now (one round trip); those lent join `lent`.
-  void lend_now(std::span<const std::size_t> sizes) {
-    Request request;
-    add_segments_request(request, *open_step, sizes);
-    try {
-      client.exchange(stream, request, [&](client::Connection& c) { read_segments(c, sizes); });
-    } catch (const ServerError&) {  // pool full, out of memory: the socket it is
-    }
-  }
-  // Asks for segments for the chunks put before any of their size was lent, copies them in and
-  // queues their PUTSEG. A chunk that gets no segment is queued as a plain PUT: the
-  // shared-memory path is a speed-up, never a new way to fail.
-  void queue_shm_chunks() {
-    std::vector<std::size_t> sizes;
-    for (const HeldChunk& chunk : shm_chunks) sizes.push_back(chunk.bytes);
-    lend_now(sizes);
-    for (const HeldChunk& chunk : shm_chunks) {
-      if (!put_into_segment(chunk.component, chunk.dtype, chunk.global, chunk.offset,
-                            chunk.extent, chunk.data, chunk.bytes)) {
-        add_put(chunk.component, chunk.dtype, chunk.global, chunk.offset, chunk.extent,
-                chunk.data, chunk.bytes);
-      }
-    }
-    shm_chunks.clear();
-  }
-
-  // Cluster mode, colocated: stores the step's held chunks on this writer's own shard (one
-  // round trip) and queues a PUTREF naming each on the stream's shard. Returns their ids there.
-  // A refused chunk is thrown (ServerError; ABORTED when the step was dropped) after freeing the
-  // ones stored.
-  std::vector<std::uint64_t> store_colocated() {
-    Request request;
-    const std::string limit = member_limit();
-    for (const HeldChunk& chunk : colocated) {
-      request.command(6);
-      request.arg("SS.CHUNKS.PUT");
-      request.arg(stream);
-      request.arg(static_cast<std::int64_t>(rank));
-      request.arg(*open_step);
-      request.arg(limit);
-      request.arg_borrowed(chunk.data, chunk.bytes);
-    }
-    std::vector<std::uint64_t> ids;
-    std::string refused;
-    client.exchange(Route::any(), request, [&](client::Connection& c) {
-      for (std::size_t i = 0; i < colocated.size(); ++i) {
-        Reply reply = c.read_reply();
-        if (reply.is_integer() && reply.integer > 0) {
-          ids.push_back(static_cast<std::uint64_t>(reply.integer));
-        } else if (reply.is_error()) {
-          if (refused.empty()) refused = reply.string;
-        } else {
-          c.protocol_error("malformed SS.CHUNKS.PUT reply");
-        }
-      }
-    });
-    if (!refused.empty()) {
-      free_colocated(ids);
-      client::throw_server_error(refused, "SS.CHUNKS.PUT");
-    }
-    for (std::size_t i = 0; i < colocated.size(); ++i) {
-      const HeldChunk& chunk = colocated[i];
-      start(10, "SS.STREAM.PUTREF", *open_step);
-      pending.arg(keep(chunk.component));
-      pending.arg(dtype_name(chunk.dtype));
-      pending.arg(chunk.global);
-      pending.arg(chunk.offset);
-      pending.arg(chunk.extent);
-      pending.arg(static_cast<std::int64_t>(ids[i]));
-    }
-    return ids;
-  }
-  // ---- Colocated chunks through shared memory (cluster mode, this writer on its member's
-  // node): segments lent there for the open step, each with the chunk id it will be.
-  // The window the member keeps for this writer: the queue limit, plus the step whose segments
-  // are asked for alongside BEGIN (before the stream's shard has given it a slot).
-  std::string member_limit() const { return std::to_string(options.queue_limit + 1); }
-  void add_member_segments_request(Request& request, std::int64_t step,
-                                   std::span<const std::size_t> sizes) const {
-    request.command(5 + sizes.size());
-    request.arg("SS.CHUNKS.SEGMENTS");
-    request.arg(stream);
-    request.arg(static_cast<std::int64_t>(rank));
-    request.arg(step);
-    request.arg(member_limit());
-    for (std::size_t size : sizes) request.arg(static_cast<std::int64_t>(size));
-  }
-  // Reads an SS.CHUNKS.SEGMENTS reply into member_lent, mapping fresh segments (a chunk id whose
-  // segment cannot be used is freed at end_step). An error reply lends nothing.
-  void read_member_segments(client::Connection& c, std::span<const std::size_t> sizes) {
-    for (const LentSegment& one : read_lent_segments(c, sizes, true, member_segments)) {
-      if (one.mapping) {
-        member_lent.push_back(Lent{one.chunk, one.mapping, false});
-      } else {
-        unusable.push_back(one.chunk);
-      }
-    }
-  }
-  // Asks the member for segments of `sizes` for the open step now (one round trip).
-  void member_lend_now(std::span<const std::size_t> sizes) {
-    Request request;
-    add_member_segments_request(request, *open_step, sizes);
-    try {
-      client.exchange(Route::any(), request,
-                      [&](client::Connection& c) { read_member_segments(c, sizes); });
-    } catch (const ServerError&) {  // pool full, out of memory: the socket it is
-    }
-  }
-  std::byte* take_member_segment(std::string_view component, DType dtype,
-                                 std::string_view global, std::string_view offset,
-                                 std::string_view extent, std::size_t bytes) {
-    return take_from(member_lent, /*exact=*/true, "SS.STREAM.PUTREF", component, dtype, global,
-                     offset, extent, bytes);
-  }
-  // At end_step, over shared memory: segments for the chunks held back, copied in; what gets
-  // none stays held for SS.CHUNKS.PUT.
-  void copy_held_into_member_segments() {
-    std::vector<std::size_t> sizes;
-    for (const HeldChunk& chunk : colocated) {
-      if (chunk.bytes >= options.shared_memory_min_bytes && chunk.bytes > 0) {
-        sizes.push_back(chunk.bytes);
-      }
-    }
-    if (!sizes.empty()) member_lend_now(sizes);
-    std::erase_if(colocated, [&](const HeldChunk& chunk) {
-      std::byte* into = take_member_segment(chunk.component, chunk.dtype, chunk.global,
-                                            chunk.offset, chunk.extent, chunk.bytes);
-      if (into != nullptr) std::memcpy(into, chunk.data, chunk.bytes);
-      return into != nullptr;
-    });
-  }
-
-  // Frees colocated chunks no step will name (best effort: the shard's bound frees them too).
-  void free_colocated(std::span<const std::uint64_t> ids) {
-    if (ids.empty()) return;
-    Request request;
-    request.command(1 + ids.size());
-    request.arg("SS.CHUNKS.FREE");
-    for (std::uint64_t id : ids) request.arg(static_cast<std::int64_t>(id));
-    try {
-      client.exchange(Route::any(), request, [](client::Connection& c) { c.read_reply(); });
-    } catch (const Error&) {
-    }
+  // The chunk described by the arguments, its extents kept in the pending commands' strings.
+  client::ChunkPlace place(std::string_view component, DType dtype,
+                           std::span<const std::uint64_t> global_extent,
+                           std::span<const std::uint64_t> offset,
+                           std::span<const std::uint64_t> extent) {
+    return client::ChunkPlace{component, dtype,
+                              pending.keep(stream::format_extent_list(global_extent)),
+                              pending.keep(stream::format_extent_list(offset)),
+                              pending.keep(stream::format_extent_list(extent))};
   }
 
   Client::Impl client;
   std::string stream;
   std::uint32_t rank;
   StreamWriterOptions options;
-  // Cluster mode: the member (node id) this writer keeps its chunks on, when the stream lives
-  // on another.
-  std::optional<std::string> chunk_member;
-  std::vector<HeldChunk> colocated;  // the open step's chunks for chunk_member
-  bool chunk_shm = false;            // chunk_member reached over shared memory
-  std::vector<Lent> member_lent;  // lent there for the open step (id: the chunk id)
-  std::vector<std::uint64_t> unusable;  // chunk ids lent there that could not be used
-  // The member's segments this writer has mapped, by segment id.
-  std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> member_segments;
+  client::PendingCommands pending;  // sent with the next round trip (END, or a stream attribute)
+  client::ChunkSender chunks;       // how the open step's chunk bytes travel
   std::optional<std::int64_t> open_step;
-  Request pending;
-  std::size_t pending_count = 0;
-  std::deque<std::string> owned;
-  std::vector<HeldChunk> shm_chunks;
-  // The segments the server lent this writer, mapped writable, by id.
-  std::unordered_map<std::uint64_t, std::shared_ptr<SegmentMapping>> segments;
-  std::vector<Lent> lent;               // lent for the open step
-  // Chunks loaned without shared memory: sent on the socket at end_step.
-  std::vector<std::unique_ptr<std::byte[]>> private_loans;
-  std::vector<std::size_t> last_sizes;  // of the chunks the last step put through segments
   std::optional<std::string> aborted;   // the open step was aborted: the server's reason
   std::string last_abort;               // why the last step end_step() dropped was aborted
   // The next step, reserved with the last END (SS.STREAM.END ... NEXT): begin_step of it costs
-  // no round trip, its segments (if any) being in `lent` already. The guess is the last step
-  // plus the last stride between steps.
+  // no round trip, its segments (if any) lent already. The guess is the last step plus the last
+  // stride between steps.
   std::optional<std::int64_t> reserved;
   std::optional<std::int64_t> previous_step;  // the step ended before the last one
   bool closed = false;
 };
-
 StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view stream,
                            std::uint32_t rank, std::uint32_t writers, StreamWriterOptions options)
     : impl_(std::make_unique<Impl>(client_options, stream, rank, std::move(options))) {
@@ -736,18 +400,17 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
   // with a precious first step, which must outlive that shard's bound on a writer's chunks (its
   // last queue limit + 1 steps): those streams' chunks all go to the stream's shard.
   if (!o.first_step_precious) {
-    impl_->chunk_member = impl_->client.colocation_member(impl_->stream);
+    impl_->chunks.colocate_on(impl_->client.colocation_member(impl_->stream));
   }
-  if (impl_->chunk_member) {
+  if (const std::optional<std::string>& member = impl_->chunks.member()) {
     words.emplace_back("CHUNKS-ON");
-    words.push_back(*impl_->chunk_member);
+    words.push_back(*member);
   }
   Request request;
   request.command(words.size());
   for (const std::string& word : words) request.arg(word);
   impl_->client.call(impl_->stream, request, "SS.STREAM.WRITE");
-  impl_->chunk_shm =
-      impl_->chunk_member && impl_->client.member_shared_memory(*impl_->chunk_member);
+  impl_->chunks.attach_member();
 }
 
 StreamWriter::~StreamWriter() {
@@ -784,15 +447,11 @@ void StreamWriter::begin_step(std::int64_t step) {
   Request request;
   request.command({"SS.STREAM.BEGIN", w.stream, std::to_string(w.rank), std::to_string(step),
                    "TIMEOUT", std::to_string(timeout.count())});
-  // Segments for chunks of the sizes the last step put through shared memory, asked for in the
-  // same round trip (the server takes them once the step has its slot), so that put_chunk can
-  // copy straight into them.
-  const bool predict = w.client.shm_link().active() && !w.last_sizes.empty();
-  if (predict) w.add_segments_request(request, step, w.last_sizes);
-  w.lent.clear();
-  w.member_lent.clear();
+  // Segments for the chunks of the new step, asked for in the same round trip.
+  const bool predict = w.chunks.add_predicted_segments(request, step);
+  w.chunks.forget_lent();
   Reply reply;
-  if (w.chunk_shm && !w.last_sizes.empty()) {
+  if (w.chunks.predicts_member_segments()) {
     // Colocated: the member's segments are asked for at the same time, from the member.
     w.client.exchange_batch(
         2, [&](std::size_t i) { return i == 0 ? Route(w.stream) : Route::any(); },
@@ -801,34 +460,30 @@ void StreamWriter::begin_step(std::int64_t step) {
             r.command({"SS.STREAM.BEGIN", w.stream, std::to_string(w.rank), std::to_string(step),
                        "TIMEOUT", std::to_string(timeout.count())});
           } else {
-            w.add_member_segments_request(r, step, w.last_sizes);
+            w.chunks.add_predicted_member_segments(r, step);
           }
         },
         [&](client::Connection& c, std::size_t i) {
           if (i == 0) {
             reply = c.read_reply();
           } else {
-            w.read_member_segments(c, w.last_sizes);
+            w.chunks.read_predicted_member_segments(c);
           }
         },
         wait_of(timeout));
-    if (reply.is_error() || reply.is_nil()) {  // no step: what was lent for it goes
-      for (const Impl::Lent& l : w.member_lent) w.unusable.push_back(l.id);
-      w.member_lent.clear();
-      w.free_colocated(std::exchange(w.unusable, {}));
-    }
+    if (reply.is_error() || reply.is_nil()) w.chunks.release_loans();  // no step: no loans
   } else {
     reply = w.client.exchange(
         w.stream, request,
         [&](client::Connection& c) {
           Reply begun = c.read_reply();
-          if (predict) w.read_segments(c, w.last_sizes);
+          if (predict) w.chunks.read_predicted_segments(c);
           return begun;
         },
         wait_of(timeout));
   }
   if (reply.is_error()) {
-    w.lent.clear();
+    w.chunks.forget_lent();
     if (is_aborted(reply.string)) {  // the others went on without this step: so does this writer
       w.open_step = step;
       w.aborted = reply.string;
@@ -837,7 +492,7 @@ void StreamWriter::begin_step(std::int64_t step) {
     client::throw_server_error(reply.string, "SS.STREAM.BEGIN");
   }
   if (reply.is_nil()) {
-    w.lent.clear();
+    w.chunks.forget_lent();
     throw TimeoutError("begin_step: no slot for step " + std::to_string(step) + " of stream '" +
                        impl_->stream + "' within " + std::to_string(timeout.count()) +
                        " ms (the queue is full of steps a blocking group has not released)");
@@ -860,30 +515,8 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   }
   Impl& w = *impl_;
   if (w.aborted) return;  // the step was aborted: nothing of it is sent
-  const std::string_view global = w.keep(stream::format_extent_list(global_extent));
-  const std::string_view at = w.keep(stream::format_extent_list(offset));
-  const std::string_view size = w.keep(stream::format_extent_list(extent));
-  if (w.chunk_member) {
-    std::byte* into = w.chunk_shm && bytes > 0 && bytes >= w.options.shared_memory_min_bytes
-                          ? w.take_member_segment(component, dtype, global, at, size, bytes)
-                          : nullptr;
-    if (into != nullptr) {
-      std::memcpy(into, data, bytes);
-    } else {
-      w.colocated.push_back(
-          Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
-    }
-    return;
-  }
-  if (w.client.shm_link().active() && bytes > 0 &&
-      bytes >= w.options.shared_memory_min_bytes) {
-    if (!w.put_into_segment(component, dtype, global, at, size, data, bytes)) {
-      w.shm_chunks.push_back(
-          Impl::HeldChunk{std::string(component), dtype, global, at, size, data, bytes});
-    }
-    return;
-  }
-  w.add_put(std::string(component), dtype, global, at, size, data, bytes);
+  w.chunks.put(*w.open_step, w.place(component, dtype, global_extent, offset, extent), data,
+               bytes);
 }
 
 std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType dtype,
@@ -893,41 +526,10 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   const std::size_t bytes = check_chunk("loan_chunk", impl_->open_step.has_value(), component,
                                         dtype, global_extent, offset, extent);
   Impl& w = *impl_;
-  if (w.aborted) {  // the step was aborted: memory to fill, never sent
-    auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
-    return {memory.get(), bytes};
-  }
-  const std::string_view global = w.keep(stream::format_extent_list(global_extent));
-  const std::string_view at = w.keep(stream::format_extent_list(offset));
-  const std::string_view size = w.keep(stream::format_extent_list(extent));
-  if (w.client.shm_link().active() && bytes > 0 &&
-      bytes >= w.options.shared_memory_min_bytes) {
-    std::byte* into = w.take_segment(component, dtype, global, at, size, bytes);
-    if (into == nullptr) {  // no segment of this size lent with BEGIN: ask for one now
-      const std::size_t sizes[] = {bytes};
-      w.lend_now(sizes);
-      into = w.take_segment(component, dtype, global, at, size, bytes);
-    }
-    if (into != nullptr) return {into, bytes};
-  }
-  if (w.chunk_shm && bytes > 0 && bytes >= w.options.shared_memory_min_bytes) {
-    std::byte* into = w.take_member_segment(component, dtype, global, at, size, bytes);
-    if (into == nullptr) {  // none of this size lent with BEGIN: ask for one now
-      const std::size_t sizes[] = {bytes};
-      w.member_lend_now(sizes);
-      into = w.take_member_segment(component, dtype, global, at, size, bytes);
-    }
-    if (into != nullptr) return {into, bytes};
-  }
-  // Private memory, sent on the socket at end_step.
-  auto& memory = w.private_loans.emplace_back(std::make_unique_for_overwrite<std::byte[]>(bytes));
-  if (w.chunk_member) {
-    w.colocated.push_back(
-        Impl::HeldChunk{std::string(component), dtype, global, at, size, memory.get(), bytes});
-    return {memory.get(), bytes};
-  }
-  w.add_put(std::string(component), dtype, global, at, size, memory.get(), bytes);
-  return {memory.get(), bytes};
+  // An aborted step gets memory to fill, never sent.
+  if (w.aborted) return w.chunks.private_memory(bytes);
+  return w.chunks.loan(*w.open_step, w.place(component, dtype, global_extent, offset, extent),
+                       bytes);
 }
 
 void StreamWriter::set_attribute(std::string_view path, std::string_view name,
@@ -947,33 +549,24 @@ bool StreamWriter::end_step() {
   if (!impl_->open_step) throw InvalidArgumentError("end_step: no step is open");
   if (impl_->aborted) {
     impl_->reset();
-    impl_->lent.clear();
-    for (const Impl::Lent& l : impl_->member_lent) impl_->unusable.push_back(l.id);
-    impl_->member_lent.clear();
-    impl_->free_colocated(std::exchange(impl_->unusable, {}));
+    impl_->chunks.release_loans();
     impl_->abandon_step(*std::exchange(impl_->aborted, std::nullopt));
     return false;
   }
   // The chunks, the attributes and END in one round trip: the server refuses the END when any of
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
-  if (!w.shm_chunks.empty()) w.queue_shm_chunks();
+  const std::int64_t step = *w.open_step;
+  w.chunks.lend_held(step);
   // Colocated chunks are stored on this writer's shard first: the stream's shard names them
   // only once they are there.
-  std::vector<std::uint64_t> stored;
-  if (w.chunk_shm && !w.colocated.empty()) w.copy_held_into_member_segments();
-  for (const Impl::Lent& l : w.member_lent) (l.used ? stored : w.unusable).push_back(l.id);
-  w.free_colocated(std::exchange(w.unusable, {}));  // lent and not used: nothing will name them
-  if (!w.colocated.empty()) {
+  if (w.chunks.holds_colocated()) {
     try {
-      const std::vector<std::uint64_t> put = w.store_colocated();
-      stored.insert(stored.end(), put.begin(), put.end());
+      w.chunks.store_colocated(step);
     } catch (const ServerError& e) {
       w.reset();
-      w.member_lent.clear();
       if (!is_aborted(e.server_text())) throw;
-      w.free_colocated(stored);  // the step is gone: nothing will name them
-      w.lent.clear();
+      w.chunks.drop_step();  // the step is gone: nothing will name them
       w.abandon_step(e.server_text());
       return false;
     } catch (...) {
@@ -981,32 +574,23 @@ bool StreamWriter::end_step() {
       throw;
     }
   }
-  w.last_sizes.clear();
-  for (const Impl::Lent& l : w.lent) {
-    if (l.used) w.last_sizes.push_back(l.mapping->size);
-  }
-  for (const Impl::Lent& l : w.member_lent) {
-    if (l.used) w.last_sizes.push_back(l.mapping->size);
-  }
-  w.member_lent.clear();
+  w.chunks.settle();
   // END, and the next step reserved in the same round trip when a slot is free (not for a
   // writer whose chunks go to another member: its segments come from there).
-  const std::int64_t step = *w.open_step;
   const std::int64_t stride =
       w.previous_step && *w.previous_step < step ? step - *w.previous_step : 1;
-  const bool reserve = w.options.reserve_next_step && !w.chunk_member;
-  const bool lend = reserve && w.client.shm_link().active() && !w.last_sizes.empty();
-  std::vector<Impl::Lent> next_lent;
+  const bool reserve = w.options.reserve_next_step && !w.chunks.member();
+  const std::span<const std::size_t> sizes =
+      reserve ? w.chunks.sizes_to_lend() : std::span<const std::size_t>();
+  const bool lend = !sizes.empty();
   bool reserved = false;
   if (reserve) {
-    w.start(6 + (lend ? w.last_sizes.size() : 0), "SS.STREAM.END", step);
-    w.pending.arg("NEXT");
-    w.pending.arg(step + stride);
-    if (lend) {
-      for (std::size_t size : w.last_sizes) w.pending.arg(static_cast<std::int64_t>(size));
-    }
+    w.pending.start(6 + sizes.size(), "SS.STREAM.END", step);
+    w.pending.request.arg("NEXT");
+    w.pending.request.arg(step + stride);
+    for (std::size_t size : sizes) w.pending.request.arg(static_cast<std::int64_t>(size));
   } else {
-    w.start(4, "SS.STREAM.END", step);
+    w.pending.start(4, "SS.STREAM.END", step);
   }
   try {
     w.flush("end_step", [&](client::Connection& c, const Reply& reply) {
@@ -1014,21 +598,16 @@ bool StreamWriter::end_step() {
       if (!reply.is_array() || reply.elements.size() != 2) c.protocol_error("malformed END reply");
       reserved = reply.elements[0].integer != 0;
       if (!lend || reply.elements[1].is_nil()) return;
-      for (const LentSegment& one :
-           parse_lent_segments(c, reply.elements[1], w.last_sizes, false, w.segments)) {
-        if (one.mapping) next_lent.push_back(Impl::Lent{one.segment, one.mapping, false});
-      }
+      w.chunks.read_next_lent(c, reply.elements[1]);
     });
   } catch (const ServerError& e) {
     if (!is_aborted(e.server_text())) throw;
-    // Aborted while this writer was busy with it (another writer failed, or it timed out). The
-    // stream frees the colocated chunks it was told of; the others go here (twice is harmless).
-    w.free_colocated(stored);
-    w.lent.clear();
+    // Aborted while this writer was busy with it (another writer failed, or it timed out).
+    w.chunks.drop_step();
     w.abandon_step(e.server_text());
     return false;
   }
-  w.lent = std::move(next_lent);
+  w.chunks.keep_next_lent();
   w.previous_step = step;
   if (reserved) w.reserved = step + stride;
   w.open_step.reset();
@@ -1058,7 +637,7 @@ struct ReaderState {
   ReaderState(const ClientOptions& client_options, std::string_view stream, std::string_view group,
               std::uint32_t rank, StreamReaderOptions options)
       : client(client_options), stream(stream), group(group), rank(rank),
-        options(std::move(options)) {}
+        options(std::move(options)), chunks(client, stream, group, rank) {}
 
   void release(std::int64_t step) {
     if (held != step) return;
@@ -1068,67 +647,16 @@ struct ReaderState {
     client.call(stream, request, "SS.STREAM.RELEASE");
   }
 
-  // A segment already mapped read-only (`size` bytes), marked used now; null if none is.
-  std::shared_ptr<SegmentMapping> cached_mapping(std::uint64_t id, std::size_t size) {
-    auto cached = segments.find(id);
-    if (cached == segments.end() || cached->second.mapping->size != size) return nullptr;
-    cached->second.last_step = steps_seen;
-    return cached->second.mapping;
-  }
-  // A segment mapped read-only, as load() last used it; its descriptor is the next one passed.
-  std::shared_ptr<SegmentMapping> mapping(client::Connection& c, std::uint64_t id,
-                                          std::size_t size) {
-    const int fd = c.take_fd();
-    if (auto cached = cached_mapping(id, size)) {
-      ::close(fd);
-      return cached;
-    }
-    auto mapped = map_segment(fd, size, /*writable=*/false);
-    if (!mapped) {
-      throw ConnectionError("mapping a stream segment of " + std::to_string(size) +
-                            " bytes failed: " + std::strerror(errno));
-    }
-    segments[id] = CachedSegment{mapped, steps_seen};
-    return mapped;
-  }
-  // A new step: mappings not used in the last few steps go (their segments were most likely
-  // dropped by the writer; ids are never reused, so a cached mapping is never wrong, only memory).
-  // "Few": a writer's segment comes back after at most the stream's queue limit of steps (one
-  // more in cluster mode), which NEXT ... MAP tells; a mapping kept shorter than that is made and
-  // faulted in again at every step.
-  // The ids let go are told to the server with the next NEXT ... MAP CACHED.
-  void next_step_seen() {
-    ++steps_seen;
-    std::erase_if(segments, [&](const auto& entry) {
-      if (entry.second.last_step + cache_steps >= steps_seen) return false;
-      dropped_segments.push_back(entry.first);
-      return true;
-    });
-  }
-  void set_queue_limit(std::int64_t limit) {
-    cache_steps = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(limit, 0)) + 2,
-                                            kSegmentCacheSteps, kSegmentCacheStepsMax);
-  }
-
-  static constexpr std::uint64_t kSegmentCacheSteps = 4, kSegmentCacheStepsMax = 1024;
-  std::uint64_t cache_steps = kSegmentCacheSteps;
-  struct CachedSegment {
-    std::shared_ptr<SegmentMapping> mapping;
-    std::uint64_t last_step = 0;
-  };
-
   Client::Impl client;
   std::string stream, group;
   std::uint32_t rank;
   StreamReaderOptions options;
+  client::ChunkFetcher chunks;  // how chunk bytes come, and the segments mapped for them
   std::optional<std::int64_t> held;
   // NEXT ... RELEASE step: the step held is released by the request for the next. False once a
   // server refused the option (older than it): RELEASE is then pipelined ahead of NEXT.
   bool next_releases = true;
   bool left = false;
-  std::unordered_map<std::uint64_t, CachedSegment> segments;
-  std::vector<std::uint64_t> dropped_segments;  // unmapped since the last NEXT ... MAP CACHED
-  std::uint64_t steps_seen = 0;
 };
 
 class StreamReader::Impl {
@@ -1149,11 +677,10 @@ class StreamStep::Impl {
   // id there (SS.CHUNKS.GET); an empty member: the stream's shard holds it.
   std::vector<std::vector<std::pair<std::string, std::int64_t>>> homes;
   std::vector<StreamAttribute> attributes;
-  // Chunks whose segments NEXT ... MAP passed, mapped, by chunk id.
-  std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;
+  client::MappedChunks mapped;  // the chunks whose segments NEXT ... MAP passed
 
-  // The bytes of each wanted chunk (of any components; each named once), in order. Chunks whose
-  // segments came with NEXT are mapped already; the others are asked for in one round trip.
+  // The bytes of each wanted chunk (of any components; each named once), in order (the reader's
+  // ChunkFetcher: mapped already, or asked for in one round trip).
   std::vector<ReceivedChunk> fetch(std::span<const WantedChunk> wanted);
   // The index of the component called `name` in `components`, or nullopt.
   std::optional<std::size_t> find(std::string_view name) const {
@@ -1226,7 +753,7 @@ StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
 
 StreamNext StreamReader::next_step() {
   ReaderState& s = *impl_->state;
-  s.next_step_seen();
+  s.chunks.next_step();
   const milliseconds timeout = s.options.next_timeout;
   // A step still held is released by the request for the next (NEXT ... RELEASE step): one
   // reply, where a RELEASE ahead of the NEXT got its +OK at once and woke the reader once more
@@ -1242,7 +769,7 @@ StreamNext StreamReader::next_step() {
   // needs no further round trip for them. CACHED: a segment's descriptor comes only the first
   // time (or again after this reader said it dropped the mapping).
   const bool map = s.client.shm_link().active();
-  const std::vector<std::uint64_t> dropped = std::exchange(s.dropped_segments, {});
+  const std::vector<std::uint64_t> dropped = s.chunks.take_dropped();
   request.command(6 + (release_in_next ? 2 : 0) + (map ? 2 : 0) +
                   (map && !dropped.empty() ? 1 + dropped.size() : 0));
   request.arg("SS.STREAM.NEXT");
@@ -1261,7 +788,7 @@ StreamNext StreamReader::next_step() {
     if (!dropped.empty()) request.arg("DROPPED");
     for (std::uint64_t id : dropped) request.arg(static_cast<std::int64_t>(id));
   }
-  std::unordered_map<std::int64_t, std::shared_ptr<SegmentMapping>> mapped;  // by chunk id
+  client::MappedChunks mapped;
   Reply reply = s.client.exchange(
       s.stream, request,
       [&](client::Connection& c) {
@@ -1276,19 +803,8 @@ StreamNext StreamReader::next_step() {
               (answer.elements.size() == 9 && !answer.elements[8].is_integer())) {
             c.protocol_error("malformed SS.STREAM.NEXT reply");
           }
-          if (answer.elements.size() == 9) s.set_queue_limit(answer.elements[8].integer);
-          // [chunk id, segment, bytes, passed]: passed 0, a segment this reader maps already.
-          for (const Reply& entry : answer.elements[7].elements) {
-            if (entry.elements.size() != 4) c.protocol_error("malformed SS.STREAM.NEXT reply");
-            const auto segment = static_cast<std::uint64_t>(entry.elements[1].integer);
-            const auto bytes = static_cast<std::size_t>(entry.elements[2].integer);
-            std::shared_ptr<SegmentMapping> mapping = entry.elements[3].integer != 0
-                                                          ? s.mapping(c, segment, bytes)
-                                                          : s.cached_mapping(segment, bytes);
-            // Not mapped here after all (the server's record and ours disagree): load() asks
-            // for the chunk with SS.STREAM.VIEW.
-            if (mapping) mapped[entry.elements[0].integer] = std::move(mapping);
-          }
+          if (answer.elements.size() == 9) s.chunks.set_queue_limit(answer.elements[8].integer);
+          mapped = s.chunks.map_step_segments(c, answer.elements[7]);
         }
         return answer;
       },
@@ -1299,8 +815,7 @@ StreamNext StreamReader::next_step() {
     // same step held and the same mappings to tell it of.
     s.next_releases = false;
     s.held = releasing;
-    s.dropped_segments.insert(s.dropped_segments.begin(), dropped.begin(), dropped.end());
-    --s.steps_seen;
+    s.chunks.retry_step(dropped);
     return next_step();
   }
   if (reply.is_error()) client::throw_server_error(reply.string, "SS.STREAM.NEXT");
@@ -1442,114 +957,16 @@ std::vector<StreamPiece> StreamStep::load(std::string_view name) {
 }
 
 std::vector<ReceivedChunk> StreamStep::Impl::fetch(std::span<const WantedChunk> wanted) {
-  ReaderState& s = *reader;
-  auto size_of = [&](const WantedChunk& w) {
+  std::vector<client::ChunkToFetch> chunks;
+  chunks.reserve(wanted.size());
+  for (const WantedChunk& w : wanted) {
     const StreamComponent& component = components[w.component];
-    return product(component.chunks[w.chunk].extent) * dtype_size(component.dtype);
-  };
-  auto id_of = [&](const WantedChunk& w) { return chunk_ids[w.component][w.chunk]; };
-  auto home_of = [&](const WantedChunk& w) -> const std::pair<std::string, std::int64_t>& {
-    return homes[w.component][w.chunk];
-  };
-  using Received = ReceivedChunk;
-  std::vector<Received> received(wanted.size());
-  // Chunks whose segments came with NEXT are mapped already; the others are asked for: over
-  // shared memory, chunks in writer segments come as descriptors (mapped, not copied), the rest,
-  // and all of them over TCP, as bytes.
-  std::vector<std::size_t> asked;  // indices into `wanted`
-  for (std::size_t k = 0; k < wanted.size(); ++k) {
-    const std::size_t size = size_of(wanted[k]);
-    auto found = mapped.find(id_of(wanted[k]));
-    if (found != mapped.end() && found->second->size >= size) {
-      received[k] = Received{{found->second->bytes(), size}, found->second, true};
-    } else {
-      asked.push_back(k);
-    }
+    const auto& [member, id_there] = homes[w.component][w.chunk];
+    chunks.push_back(client::ChunkToFetch{
+        chunk_ids[w.component][w.chunk], member, id_there,
+        product(component.chunks[w.chunk].extent) * dtype_size(component.dtype), component.name});
   }
-  if (asked.empty()) return received;
-  const bool shared = s.client.shm_link().active();
-  const char* command = shared ? "SS.STREAM.VIEW" : "SS.STREAM.GET";
-  // Chunks the stream's shard holds are asked for there; colocated ones (cluster mode) from the
-  // member holding each, all in one round trip.
-  struct Ask {
-    std::string_view member;        // empty: the stream's shard
-    std::vector<std::size_t> which;  // indices into `wanted`
-    const char* command;
-  };
-  std::vector<Ask> asks;
-  for (std::size_t k : asked) {
-    const std::string_view member = home_of(wanted[k]).first;
-    auto ask = std::find_if(asks.begin(), asks.end(), [&](const Ask& a) { return a.member == member; });
-    if (ask == asks.end()) {
-      // The member of this reader's node, over shared memory, hands out its segments.
-      const char* there = member.empty()                            ? command
-                          : s.client.member_shared_memory(member) ? "SS.CHUNKS.VIEW"
-                                                                  : "SS.CHUNKS.GET";
-      ask = asks.insert(asks.end(), Ask{member, {}, there});
-    }
-    ask->which.push_back(k);
-  }
-  auto add = [&](Request& request, std::size_t i) {
-    const Ask& ask = asks[i];
-    if (ask.member.empty()) {
-      request.command(5 + ask.which.size());
-      request.arg(command);
-      request.arg(s.stream);
-      request.arg(s.group);
-      request.arg(static_cast<std::int64_t>(s.rank));
-      request.arg(number);
-      for (std::size_t k : ask.which) request.arg(id_of(wanted[k]));
-    } else {
-      request.command(1 + ask.which.size());
-      request.arg(ask.command);
-      for (std::size_t k : ask.which) request.arg(home_of(wanted[k]).second);
-    }
-  };
-  auto read = [&](client::Connection& c, std::size_t i) {
-    const Ask& ask = asks[i];
-    const char* what = ask.command;
-    Reply reply = c.read_reply();
-    if (reply.is_error()) client::throw_server_error(reply.string, what);
-    if (!reply.is_array() || reply.elements.size() != ask.which.size()) {
-      c.protocol_error(std::string(what) + ": expected " + std::to_string(ask.which.size()) +
-                       " chunks");
-    }
-    for (std::size_t a = 0; a < ask.which.size(); ++a) {
-      const std::size_t k = ask.which[a];
-      Reply& element = reply.elements[a];
-      const std::size_t size = size_of(wanted[k]);
-      const std::string& name = components[wanted[k].component].name;
-      if (element.is_array()) {  // [segment id, bytes] and a descriptor; the chunk leads it
-        if (element.elements.size() != 2 || element.elements[1].integer < 0 ||
-            static_cast<std::size_t>(element.elements[1].integer) < size) {
-          c.protocol_error(std::string(what) + ": chunk of '" + name + "' has the wrong size");
-        }
-        auto mapping = s.mapping(c, static_cast<std::uint64_t>(element.elements[0].integer),
-                                 static_cast<std::size_t>(element.elements[1].integer));
-        received[k] = Received{{mapping->bytes(), size}, mapping, true};
-      } else {
-        if (element.string.size() != size) {
-          c.protocol_error(std::string(what) + ": chunk of '" + name + "' has the wrong size");
-        }
-        auto bytes = std::make_shared<const std::string>(std::move(element.string));
-        received[k] = Received{{reinterpret_cast<const std::byte*>(bytes->data()), size},
-                               bytes, false};
-      }
-    }
-  };
-  if (asks.size() == 1 && asks[0].member.empty()) {
-    Request request;
-    add(request, 0);
-    s.client.exchange(s.stream, request, [&](client::Connection& c) { read(c, 0); });
-  } else {
-    s.client.exchange_batch(
-        asks.size(),
-        [&](std::size_t i) {
-          return asks[i].member.empty() ? Route(s.stream) : Route::member(asks[i].member);
-        },
-        add, read);
-  }
-  return received;
+  return reader->chunks.fetch(number, mapped, chunks);
 }
 
 void StreamStep::load_boxes(std::span<const StreamBox> boxes) {
