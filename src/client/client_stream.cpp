@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "client/chunk_transport.hpp"
 #include "client/client_impl.hpp"
@@ -653,6 +655,8 @@ struct ReaderState {
   StreamReaderOptions options;
   client::ChunkFetcher chunks;  // how chunk bytes come, and the segments mapped for them
   std::optional<std::int64_t> held;
+  // The stream-level attributes as the server last sent them (with a step, when they changed).
+  std::vector<StreamAttribute> stream_attributes;
   // NEXT ... RELEASE step: the step held is released by the request for the next. False once a
   // server refused the option (older than it): RELEASE is then pipelined ahead of NEXT.
   bool next_releases = true;
@@ -852,6 +856,10 @@ StreamNext StreamReader::next_step() {
   }
   stream::ChunkStrategy strategy = stream::ChunkStrategy::parse(
       element(reply, 4, "strategy").string, s.options.strategy_options);
+  // The stream-level attributes come with this reader's first step and again only when they
+  // change, whole: kept here, they are shown with every step, ahead of the step's own.
+  bool stream_level_sent = false;
+  std::vector<StreamAttribute> step_level;
   for (const Reply& a : element(reply, 5, "attributes").elements) {
     StreamAttribute attribute;
     attribute.step = element(a, 0, "attribute step").integer;
@@ -860,8 +868,16 @@ StreamNext StreamReader::next_step() {
     attribute.value = parse_attribute(element(a, 3, "attribute type").string,
                                       element(a, 4, "attribute value"));
     if (a.elements.size() > 5) attribute.element = element(a, 5, "attribute element").string;
-    impl->attributes.push_back(std::move(attribute));
+    if (attribute.step >= 0) {
+      step_level.push_back(std::move(attribute));
+      continue;
+    }
+    if (!std::exchange(stream_level_sent, true)) s.stream_attributes.clear();
+    s.stream_attributes.push_back(std::move(attribute));
   }
+  impl->attributes = s.stream_attributes;
+  impl->attributes.insert(impl->attributes.end(), std::make_move_iterator(step_level.begin()),
+                          std::make_move_iterator(step_level.end()));
   // Each component's chunks, and this reader's share of them by the group's strategy.
   for (const Reply& c : element(reply, 6, "components").elements) {
     StreamComponent component;

@@ -1041,6 +1041,63 @@ TEST(StreamClient, AttributesKeepTheElementTypeTheirWriterDeclared) {
   }
 }
 
+// Stream-level attributes reach every step a reader gets, though the server sends them to each
+// reader only with its first step and when they change; a reader that joins later gets them too.
+TEST(StreamClient, StreamAttributesComeWithEveryStepAndTheirChanges) {
+  ServerProcess& server = shared_server();
+  const ClientOptions options = options_for(server);
+  const std::string name = unique("stream");
+  StreamReaderOptions reader_options;
+  reader_options.next_timeout = std::chrono::seconds(20);
+  StreamReader early(options, name, "early", 0, 1, reader_options);
+  StreamWriterOptions writer_options;
+  writer_options.expected_groups = 1;
+  StreamWriter writer(options, name, 0, 1, writer_options);
+  writer.set_stream_attribute("/", "software", std::string("v1"));
+  writer.set_stream_attribute("/", "basePath", std::string("/data/%T/"));
+  const std::vector<std::uint64_t> global = {2}, offset = {0};
+  const std::vector<float> values = {1, 2};  // borrowed until end_step
+  // The stream-level attributes of a step, in order, then the step's own.
+  auto seen = [](const StreamStep& step) {
+    std::vector<std::string> out;
+    for (const StreamAttribute& a : step.attributes()) {
+      out.push_back(std::to_string(a.step) + " " + a.name + "=" +
+                    (a.name == "time" ? std::to_string(std::get<double>(a.value))
+                                      : std::get<std::string>(a.value)));
+    }
+    return out;
+  };
+  // Each step read before the next is written: a stream-level attribute is the stream's value
+  // when the step is handed out.
+  for (std::int64_t step = 0; step < 4; ++step) {
+    writer.begin_step(step);
+    if (step == 2) writer.set_stream_attribute("/", "software", std::string("v2"));
+    writer.set_attribute("/", "time", 0.5 * static_cast<double>(step));
+    writer.put_chunk<float>("meshes/E/x", global, offset, global, values);
+    ASSERT_TRUE(writer.end_step());
+    StreamNext next = early.next_step();
+    ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+    const std::string software = step < 2 ? "v1" : "v2";
+    EXPECT_EQ(seen(*next.step),
+              (std::vector<std::string>{"-1 software=" + software, "-1 basePath=/data/%T/",
+                                        std::to_string(step) + " time=" +
+                                            std::to_string(0.5 * static_cast<double>(step))}))
+        << "step " << step;
+    next.step->release();
+  }
+  // A group that joins now sees them with its first step.
+  StreamReader late(options, name, "late", 0, 1, reader_options);
+  writer.begin_step(4);
+  writer.put_chunk<float>("meshes/E/x", global, offset, global, values);
+  ASSERT_TRUE(writer.end_step());
+  StreamNext first = late.next_step();
+  ASSERT_EQ(first.kind, StreamNext::Kind::kStep);
+  const std::vector<std::string> got = seen(*first.step);
+  ASSERT_GE(got.size(), 2u);
+  EXPECT_EQ(got[0], "-1 software=v2");
+  EXPECT_EQ(got[1], "-1 basePath=/data/%T/");
+}
+
 // An attribute value is built from any arithmetic type and vectors of them, as a simulation holds
 // its sizes and counts (std::size_t, unsigned, int), and from C strings; an unsigned value that
 // int64 cannot hold is refused, not wrapped.

@@ -418,18 +418,31 @@ class StreamBackend final : public Backend {
       }
       layout.components.push_back(std::move(out));
     }
-    root_.clear();
-    for (const slipstream::StreamAttribute& attribute : step.attributes()) {
-      std::string path = attribute.path == "/" ? "" : attribute.path;
-      AttributeEntry entry{std::move(path), attribute.name,
-                           from_stream(attribute.value, attribute.element)};
-      if (attribute.step < 0) {
-        root_.push_back(std::move(entry));
-      } else {
-        layout.attributes.push_back(std::move(entry));
-      }
+    // The stream-level attributes (the series' root) come first and rarely change: converted
+    // again only when they differ from the last step's.
+    const std::vector<slipstream::StreamAttribute>& attributes = step.attributes();
+    std::size_t stream_level = 0;
+    while (stream_level < attributes.size() && attributes[stream_level].step < 0) ++stream_level;
+    const std::span<const slipstream::StreamAttribute> root(attributes.data(), stream_level);
+    if (!std::equal(root.begin(), root.end(), root_source_.begin(), root_source_.end(),
+                    same_attribute)) {
+      root_.clear();
+      for (const slipstream::StreamAttribute& attribute : root) root_.push_back(entry_of(attribute));
+      root_source_.assign(root.begin(), root.end());
+    }
+    for (std::size_t i = stream_level; i < attributes.size(); ++i) {
+      layout.attributes.push_back(entry_of(attributes[i]));
     }
     return layout;
+  }
+
+  static bool same_attribute(const slipstream::StreamAttribute& a,
+                             const slipstream::StreamAttribute& b) {
+    return a.path == b.path && a.name == b.name && a.element == b.element && a.value == b.value;
+  }
+  static AttributeEntry entry_of(const slipstream::StreamAttribute& attribute) {
+    return {attribute.path == "/" ? "" : attribute.path, attribute.name,
+            from_stream(attribute.value, attribute.element)};
   }
 
   BackendTarget target_;
@@ -438,6 +451,7 @@ class StreamBackend final : public Backend {
   std::optional<slipstream::StreamReader> reader_;
   std::optional<slipstream::StreamStep> step_;
   std::vector<AttributeEntry> root_;
+  std::vector<slipstream::StreamAttribute> root_source_;  // what root_ was converted from
   std::optional<std::chrono::milliseconds> open_timeout_;
   bool first_step_seen_ = false;
   bool throw_on_aborted_ = false;

@@ -370,6 +370,7 @@ void Stream::set_attribute(std::uint32_t rank, Attribute attribute, std::uint64_
   attribute.writer = rank;
   if (attribute.step < 0) {
     store_attribute(stream_attributes_, metadata_, std::move(attribute));
+    ++stream_attributes_version_;
   } else {
     StepData& data = open_step(rank, attribute.step);
     store_attribute(data.attributes, data.metadata, std::move(attribute));
@@ -551,6 +552,7 @@ void Stream::join(const std::string& group, std::uint32_t rank, const JoinOption
   groups_.try_emplace(group, GroupData{options, {}}).first->second.hostnames[rank] =
       std::move(hostname);
   reader_sessions_[key] = session;
+  stream_attributes_seen_.erase(key);  // a reader that joins gets them with its first step
   metadata_.absorb(std::move(counted));
 }
 
@@ -561,12 +563,19 @@ std::optional<StepDelivery> Stream::next(const std::string& group, std::uint32_t
   if (!queue_) return std::nullopt;  // awaiting writers
   stream::Delivery delivery = queue_->next(group, rank);
   if (delivery.kind == stream::Delivery::Kind::kWait) return std::nullopt;
-  if (delivery.kind == stream::Delivery::Kind::kStep) holding_[key] = delivery.step;
-  return make_delivery(group, delivery);
+  bool with_stream_attributes = false;
+  if (delivery.kind == stream::Delivery::Kind::kStep) {
+    holding_[key] = delivery.step;
+    auto seen = stream_attributes_seen_.find(key);
+    with_stream_attributes =
+        seen == stream_attributes_seen_.end() || seen->second != stream_attributes_version_;
+    stream_attributes_seen_[key] = stream_attributes_version_;
+  }
+  return make_delivery(group, delivery, with_stream_attributes);
 }
 
-StepDelivery Stream::make_delivery(const std::string& group,
-                                   const stream::Delivery& delivery) const {
+StepDelivery Stream::make_delivery(const std::string& group, const stream::Delivery& delivery,
+                                   bool with_stream_attributes) const {
   StepDelivery out;
   out.kind = delivery.kind;
   out.step = delivery.step;
@@ -580,7 +589,7 @@ StepDelivery Stream::make_delivery(const std::string& group,
   out.writers.assign(writer_hosts_.begin(), writer_hosts_.end());
   out.strategy = data.options.strategy;
   out.queue_limit = options_->config.queue_limit;
-  out.attributes = stream_attributes_.items;
+  if (with_stream_attributes) out.attributes = stream_attributes_.items;
   if (auto step = step_data_.find(delivery.step); step != step_data_.end()) {
     out.attributes.insert(out.attributes.end(), step->second.attributes.items.begin(),
                           step->second.attributes.items.end());
@@ -653,6 +662,7 @@ void Stream::leave(const std::string& group, std::uint32_t rank, std::uint64_t s
   }
   holding_.erase(key);
   reader_sessions_.erase(key);
+  stream_attributes_seen_.erase(key);
 }
 
 // ---- Connections and parked requests ---------------------------------------------------------
@@ -674,6 +684,7 @@ void Stream::session_closed(std::uint64_t session) {
     } catch (const std::exception&) {  // not a member any more: nothing to give back
       holding_.erase(reader);
       reader_sessions_.erase(reader);
+      stream_attributes_seen_.erase(reader);
     }
   }
 }
@@ -702,6 +713,7 @@ void Stream::erase() {
   writer_sessions_.clear();
   reader_sessions_.clear();
   holding_.clear();
+  stream_attributes_seen_.clear();
   groups_.clear();
   chunk_nodes_.clear();
   aborted_.clear();

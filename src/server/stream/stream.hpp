@@ -293,7 +293,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Makes the step writer `rank` reserved and has not used, if any, an ordinary begun step
   // (StepQueue::confirm): when it fails, or closes inside that step, so the step is aborted.
   void confirm_reservation(std::uint32_t rank);
-  StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery) const;
+  // `with_stream_attributes`: the stream-level attributes go with the step (the reader has not
+  // seen them as they are now); else only the step's.
+  StepDelivery make_delivery(const std::string& group, const stream::Delivery& delivery,
+                             bool with_stream_attributes) const;
   void fail_writer(std::uint32_t rank);
   // Aborted steps, so that a surviving writer still busy with one is told so (StreamAborted)
   // rather than refused as if it had misbehaved. The most recent kAbortedRemembered are kept.
@@ -323,6 +326,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::map<std::string, GroupData> groups_;
   std::map<ReaderKey, std::uint64_t> reader_sessions_;
   std::map<ReaderKey, std::int64_t> holding_;  // step each reader was handed and holds
+  // The version of the stream-level attributes each reader was last handed (none: not yet). A
+  // reader gets them with its first step and again only when they change (their version then
+  // grows): its client keeps them and shows them with every step.
+  std::map<ReaderKey, std::uint64_t> stream_attributes_seen_;
+  std::uint64_t stream_attributes_version_ = 0;
   std::set<std::uint64_t> hooked_sessions_;
   std::optional<unsigned> home_io_thread_;
   // Counts `bytes` of metadata (`what`, for the error) against --maxmemory into `into`; throws
