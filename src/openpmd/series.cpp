@@ -147,7 +147,7 @@ void SeriesState::adopt_root_attributes(const std::vector<AttributeEntry>& attri
   }
 }
 
-Iteration& SeriesState::adopt_iteration(const IterationLayout& layout) {
+Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
   auto node = std::make_shared<Node>();
   node->name = std::to_string(layout.index);
   node->parent = iterations->node();
@@ -162,7 +162,7 @@ Iteration& SeriesState::adopt_iteration(const IterationLayout& layout) {
       trimmed(root->attributes.count("particlesPath")
                   ? root->attributes.at("particlesPath").get<std::string>()
                   : "particles/");
-  for (const ComponentLayout& component : layout.components) {
+  for (ComponentLayout& component : layout.components) {
     std::shared_ptr<Node> target_node =
         node_for(iteration, split(component.path), meshes, particles, true);
     if (!target_node) {
@@ -172,9 +172,9 @@ Iteration& SeriesState::adopt_iteration(const IterationLayout& layout) {
     }
     ComponentState& state = target_node->component;
     state.dtype = component.dtype;
-    state.extent = component.extent;
+    state.extent = std::move(component.extent);
     state.has_extent = true;
-    state.chunks = component.chunks;
+    state.chunks = std::move(component.chunks);
   }
   // Constant components: `value` and `shape` at a path with no dataset.
   std::map<std::string, std::pair<const Attribute*, const Attribute*>> constants;
@@ -194,20 +194,21 @@ Iteration& SeriesState::adopt_iteration(const IterationLayout& layout) {
     state.has_extent = true;
     state.chunks = {WrittenChunkInfo(Offset(state.extent.size(), 0), state.extent)};
   }
-  for (const AttributeEntry& entry : layout.attributes) {
+  // The layout is this call's own: its values move into the nodes.
+  for (AttributeEntry& entry : layout.attributes) {
     const std::vector<std::string> segments = split(entry.path);
     if (segments.empty()) {
-      node->attributes.insert_or_assign(entry.name, entry.value);
+      node->attributes.insert_or_assign(std::move(entry.name), std::move(entry.value));
       continue;
     }
     // A scalar record's path names the record and its component: both get the attribute.
     std::shared_ptr<Node> target_node = node_for(iteration, segments, meshes, particles, false);
     if (!target_node) continue;
-    target_node->attributes.insert_or_assign(entry.name, entry.value);
     if (auto scalar = target_node->child_nodes.find(RecordComponent::SCALAR);
         scalar != target_node->child_nodes.end()) {
       scalar->second->attributes.insert_or_assign(entry.name, entry.value);
     }
+    target_node->attributes.insert_or_assign(std::move(entry.name), std::move(entry.value));
   }
   node->closed = false;
   return iteration;
@@ -228,7 +229,7 @@ std::optional<IndexedIteration> SeriesState::next_read_iteration() {
     return IndexedIteration(iteration, index);
   }
   std::optional<IterationLayout> layout = backend->next_iteration();
-  adopt_root_attributes(backend->series_attributes());
+  if (backend->series_attributes_changed()) adopt_root_attributes(backend->series_attributes());
   if (!layout) {
     linear_ended = true;
     return std::nullopt;
@@ -245,7 +246,7 @@ std::optional<IndexedIteration> SeriesState::next_read_iteration() {
       iterations->erase(index);
     }
   }
-  Iteration& iteration = adopt_iteration(*layout);
+  Iteration& iteration = adopt_iteration(std::move(*layout));
   return IndexedIteration(iteration, layout->index);
 }
 

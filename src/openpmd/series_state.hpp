@@ -63,7 +63,7 @@ struct SeriesState : std::enable_shared_from_this<SeriesState> {
   /// The next iteration of linear reading, or nullopt at the end.
   std::optional<IndexedIteration> next_read_iteration();
   /// Adds iteration `layout` to the iterations, its tree built from what it holds.
-  Iteration& adopt_iteration(const IterationLayout& layout);
+  Iteration& adopt_iteration(IterationLayout layout);
   /// Sets the root attributes read from the backend.
   void adopt_root_attributes(const std::vector<AttributeEntry>& attributes);
 

@@ -105,6 +105,9 @@ class Backend {
   virtual std::optional<IterationLayout> next_iteration() = 0;
   /// The series' root attributes (a stream's: known once a step has arrived).
   virtual std::vector<AttributeEntry> series_attributes() = 0;
+  /// False when series_attributes() holds what it held when this was last asked (a stream's
+  /// root attributes rarely change between steps); true by default.
+  virtual bool series_attributes_changed() { return true; }
   /// Fills every load's destination, all of them at once where the backend can.
   virtual void read_chunks(std::uint64_t index, const std::vector<ChunkLoad>& loads) = 0;
   /// Done with iteration `index` (a stream's step is released).

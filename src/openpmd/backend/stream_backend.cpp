@@ -352,6 +352,7 @@ class StreamBackend final : public Backend {
   }
 
   std::vector<AttributeEntry> series_attributes() override { return root_; }
+  bool series_attributes_changed() override { return std::exchange(root_changed_, false); }
 
   void read_chunks(std::uint64_t index, const std::vector<ChunkLoad>& loads) override {
     if (!step_ || step_->number() != static_cast<std::int64_t>(index)) {
@@ -429,6 +430,7 @@ class StreamBackend final : public Backend {
       root_.clear();
       for (const slipstream::StreamAttribute& attribute : root) root_.push_back(entry_of(attribute));
       root_source_.assign(root.begin(), root.end());
+      root_changed_ = true;
     }
     for (std::size_t i = stream_level; i < attributes.size(); ++i) {
       layout.attributes.push_back(entry_of(attributes[i]));
@@ -452,6 +454,7 @@ class StreamBackend final : public Backend {
   std::optional<slipstream::StreamStep> step_;
   std::vector<AttributeEntry> root_;
   std::vector<slipstream::StreamAttribute> root_source_;  // what root_ was converted from
+  bool root_changed_ = true;  // since series_attributes_changed() was last asked
   std::optional<std::chrono::milliseconds> open_timeout_;
   bool first_step_seen_ = false;
   bool throw_on_aborted_ = false;
