@@ -27,6 +27,7 @@ PACKAGES=(
   nlohmann-json3-dev                         # openPMD-api JSON configurations (src/openpmd)
   python3-matplotlib chromium                # the launcher's report, opened in the report test
   slurmctld slurmd slurm-client munge        # the launcher's Slurm back-end, tested for real
+  iproute2                                   # hosts made of network namespaces (tests/hosts)
 )
 
 missing=()
