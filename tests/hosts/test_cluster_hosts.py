@@ -22,11 +22,10 @@ import time
 
 import pytest
 
-import hosts as hosts_module
+from conftest import server_binary
 from hosts import Hosts
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 PORT = 7000
 SHARDS = 3
 CLIENT_HOST = 4
@@ -37,16 +36,6 @@ CONNECT_TIMEOUT_MS = 2000  # SR_CONN_TIMEOUT
 FAILURE_BOUND_S = 20.0  # a request to a cut-off shard must fail within this (timeouts + retries)
 REPLY_DEADLINE_S = 60.0  # past this the client is taken to hang
 START_DEADLINE_S = 60.0  # servers listening; generous for a loaded or sanitized build
-
-_available, _why_not = hosts_module.available()
-pytestmark = pytest.mark.skipif(not _available, reason=_why_not or "hosts unavailable")
-
-
-def server_binary():
-    path = os.environ.get("SLIPSTREAM_BINARY") or str(REPO / "build" / "src" / "cli" / "slipstream")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"slipstream server binary not found at {path}; set SLIPSTREAM_BINARY")
-    return path
 
 
 def key_slot(key):

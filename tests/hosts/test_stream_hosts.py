@@ -28,12 +28,11 @@ import time
 import numpy as np
 import pytest
 
-import hosts as hosts_module
+from conftest import server_binary
 from hosts import Hosts
 from stream_peer import CHUNK_ROWS, COLUMNS, ROWS, chunk_rows
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 PORT = 7000
 SERVER_HOST = 2
 WRITER_HOSTS = (1, 2)  # writer rank r runs on host WRITER_HOSTS[r]
@@ -43,16 +42,6 @@ START_DEADLINE_S = 60.0  # the server listening; generous for a loaded or saniti
 RUN_DEADLINE_S = 60.0  # a peer's next report, or its end, must come within this: past it, a hang
 CUT_TIMEOUT_MS = 2000  # the cut reader's next_timeout_ms and command_timeout_ms
 FAILURE_BOUND_S = 20.0  # the cut reader must fail within this of the partition (about 4 s)
-
-_available, _why_not = hosts_module.available()
-pytestmark = pytest.mark.skipif(not _available, reason=_why_not or "hosts unavailable")
-
-
-def server_binary():
-    path = os.environ.get("SLIPSTREAM_BINARY") or str(REPO / "build" / "src" / "cli" / "slipstream")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"slipstream server binary not found at {path}; set SLIPSTREAM_BINARY")
-    return path
 
 
 class Server:
