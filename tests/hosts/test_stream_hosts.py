@@ -77,6 +77,14 @@ class Peer:
             self._incoming.put((time.monotonic(), json.loads(line)))
         self._incoming.put(None)  # the peer ended
 
+    def _next(self, deadline, failure):
+        """The peer's next report (None: it ended); fails the test with `failure` at the
+        deadline."""
+        try:
+            return self._incoming.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(f"{failure}\n{self.describe()}")
+
     def wait_for(self, predicate, what, seconds=RUN_DEADLINE_S):
         """The first report (seen before or arriving within `seconds`) for which `predicate` is
         true; fails the test if the peer ends or is silent that long before one comes."""
@@ -85,11 +93,7 @@ class Peer:
                 return message
         deadline = time.monotonic() + seconds
         while True:
-            try:
-                item = self._incoming.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"{self.what}: no {what} within {seconds:.0f} s: it hangs\n"
-                            f"{self.describe()}")
+            item = self._next(deadline, f"{self.what}: no {what} within {seconds:.0f} s: it hangs")
             if item is None:
                 self._incoming.put(None)
                 pytest.fail(f"{self.what} ended before {what}\n{self.describe()}")
@@ -101,11 +105,7 @@ class Peer:
         """Waits (bounded) for the peer to end; returns its exit status."""
         deadline = time.monotonic() + seconds
         while True:
-            try:
-                item = self._incoming.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"{self.what} did not end within {seconds:.0f} s: it hangs\n"
-                            f"{self.describe()}")
+            item = self._next(deadline, f"{self.what} did not end within {seconds:.0f} s: it hangs")
             if item is None:
                 break
             self.lines.append(item)
