@@ -63,9 +63,11 @@ std::string at(std::size_t offset) { return " at byte " + std::to_string(offset)
 
 std::optional<std::string> check_pickle_bounds(std::string_view pickle) {
   std::size_t pos = 0;
+  std::uint64_t opcodes = 0;
   while (pos < pickle.size()) {
     const std::size_t start = pos;
     const auto op = static_cast<unsigned char>(pickle[pos++]);
+    ++opcodes;
     const Format f = format_of(op);
     const std::size_t left = pickle.size() - pos;
     switch (f.arg) {
@@ -78,6 +80,13 @@ std::optional<std::string> check_pickle_bounds(std::string_view pickle) {
         break;
       case Arg::kFixed:
         if (left < f.size) return "pickle opcode argument runs past the end" + at(start);
+        // BINPUT, LONG_BINPUT: picklers number memo entries from 0 as they store them, so an
+        // entry's number is below the count of opcodes before it. libtorch grows its memo table
+        // to the number it is given (16 bytes an entry): 2^32 - 1 asks for 64 GiB.
+        if ((op == 'q' || op == 'r') && little_endian(pickle.data() + pos, f.size) >= opcodes) {
+          return "pickle memo entry " + std::to_string(little_endian(pickle.data() + pos, f.size)) +
+                 " after only " + std::to_string(opcodes - 1) + " opcodes" + at(start);
+        }
         pos += f.size;
         break;
       case Arg::kCounted: {

@@ -3,7 +3,9 @@
 // the opcode declares and allocates (and zero-fills) that much before it reads: a 900-byte archive
 // whose data.pkl declares a 4 GiB string made a model worker allocate gigabytes for minutes before
 // failing. This walks the opcodes without building anything and refuses a declared length that
-// runs past the record, an unknown opcode, a missing line end or a missing STOP.
+// runs past the record, a memo entry numbered beyond any pickler's count (libtorch grows its
+// memo table to that number: a 4 KiB archive made a worker fill its whole address space for 20 s),
+// an unknown opcode, a missing line end or a missing STOP.
 #pragma once
 
 #include <optional>

@@ -623,6 +623,10 @@ int run(const Options& options) {
     const auto sent = Clock::now();
     Outcome outcome = store(client, "fuzz:model", input.bytes, options.timeout_ms);
     latencies_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
+    if (latencies_ms.back() > options.timeout_ms / 10.0)  // a near-hang, named before it grows
+      std::cout << "  slow store at iteration " << iteration << ": " << std::fixed
+                << std::setprecision(0) << latencies_ms.back() << " ms, "
+                << outcome.text.substr(0, 160) << "\n  input: " << input.origin << std::endl;
     if (outcome.kind == Outcome::Kind::kLost)
       return report_failure(server, options, iteration, input, "AI.MODELSTORE: " + outcome.text);
     if (outcome.kind == Outcome::Kind::kAccepted)

@@ -46,6 +46,12 @@ TEST(PickleCheck, RefusesLengthsPastTheEnd) {
   EXPECT_NE(refused(bytes("\x80\x02\xff.")).find("unknown pickle opcode 0xff at byte 2"),
             std::string::npos);
   EXPECT_EQ(refused(bytes("\x80\x02K\x01")), "pickle ends without STOP");
+  // Memo entries numbered past what any pickler could have stored so far (libtorch would grow
+  // its memo table to 2^32 entries).
+  EXPECT_EQ(refused(bytes("\x80\x02)r\xf0\xff\xff\xff.")),
+            "pickle memo entry 4294967280 after only 2 opcodes at byte 3");
+  EXPECT_NE(refused(bytes("\x80\x02)q\x05.")).find("memo entry 5"), std::string::npos);
+  EXPECT_EQ(refused(bytes("\x80\x02)q\x02.")), "accepted");
   EXPECT_EQ(refused(""), "pickle ends without STOP");
 }
 
