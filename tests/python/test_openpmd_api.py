@@ -54,10 +54,12 @@ def stream_options(address, **extra):
 # ---- The writer and the reader, as openPMD-api's examples 10_streaming_write/read.py ----------
 
 
-def write_stream(address, stream, style):
+def write_stream(address, stream, style, queue_limit=2):
     """Writes ITERATIONS iterations; each field is stored from a temporary that only the binding
     keeps alive until the flush."""
-    series = io.Series(stream, io.Access.create, json.dumps(stream_options(address)))
+    options = stream_options(address)
+    options["adios2"]["engine"]["parameters"]["QueueLimit"] = str(queue_limit)
+    series = io.Series(stream, io.Access.create, json.dumps(options))
     series.author = "Slipstream tests <tests@example.org>"
     series.set_software("test_openpmd_api", "1.0")
     series.set_attribute("ranks", 1)
@@ -113,8 +115,9 @@ def write_stream(address, stream, style):
     series.close()
 
 
-def read_stream(address, stream, style):
-    """Reads and checks every element and attribute; returns the mismatches."""
+def read_stream(address, stream, style, hold_s=0.0):
+    """Reads and checks every element and attribute, holding each iteration `hold_s` seconds
+    before closing it; returns the mismatches."""
     failures = []
 
     def check(ok, what):
@@ -170,6 +173,7 @@ def read_stream(address, stream, style):
         counts = electrons.particle_patches["numParticles"][io.Record_Component.SCALAR].load()
         offsets = electrons.particle_patches["numParticlesOffset"][
             io.Record_Component.SCALAR].load()
+        time.sleep(hold_s)  # Python code that needs the GIL while the writer waits
         if i % 2:
             series.flush()  # the loads happen here, or ...
         else:
@@ -246,6 +250,17 @@ def test_writer_and_reader_threads_of_one_process(server, key):
 
     run_threads(read, write)
     assert failures == []
+
+
+def test_a_writer_thread_waiting_for_a_slot_lets_the_reader_thread_run(server, key):
+    """Queue limit 1, and a reader thread that holds each iteration for a while: the writer
+    thread's span-form store_chunk begins the next step and waits for the slot that only the
+    reader thread's close frees. That wait must not hold the GIL (it did: the process deadlocked
+    under load). In a process of its own, so that a deadlock fails this test instead of
+    freezing the suite."""
+    output = finish(run_program("threads", server.unix_address, key("s") + ".sst", "iterations"),
+                    "writer and reader threads")
+    assert f"{ITERATIONS} iterations checked" in output
 
 
 def test_duck_typed_communicator_and_rank_table(server, key, tmp_path):
@@ -574,7 +589,12 @@ if __name__ == "__main__":  # the writer and reader programs of the stream test
     if role == "write":
         write_stream(address, stream, style)
         sys.exit(0)
-    problems = read_stream(address, stream, style)
+    if role == "threads":  # test_a_writer_thread_waiting_for_a_slot_lets_the_reader_thread_run
+        problems = []
+        run_threads(lambda: problems.extend(read_stream(address, stream, style, hold_s=0.3)),
+                    lambda: write_stream(address, stream, style, queue_limit=1))
+    else:
+        problems = read_stream(address, stream, style)
     for problem in problems[:20]:
         print("MISMATCH:", problem)
     if problems:

@@ -244,11 +244,18 @@ std::shared_ptr<SpanView> store_span(RecordComponent& component, Offset offset, 
   auto span = std::make_shared<SpanView>();
   span->dtype = dtype;
   span->shape = shape_of(extent);
+  // Without the GIL: a stream lends the buffer from the step, so this may begin the step and
+  // wait for a queue slot that a reader thread of this interpreter has to free (which it cannot
+  // do while this thread holds the GIL).
   with_element_type(dtype, [&]<typename T>() {
-    auto view = std::make_shared<openPMD::DynamicMemoryView<T>>(
-        component.storeChunk<T>(std::move(offset), std::move(extent)));
+    auto view = call_without_gil([&] {
+      return std::make_shared<openPMD::DynamicMemoryView<T>>(
+          component.storeChunk<T>(std::move(offset), std::move(extent)));
+    });
     span->view = view;
-    span->buffer = [view] { return static_cast<void*>(view->currentBuffer().data()); };
+    span->buffer = [view] {
+      return call_without_gil([&] { return static_cast<void*>(view->currentBuffer().data()); });
+    };
   });
   return span;
 }
