@@ -16,6 +16,7 @@
 #include "ml/backend.hpp"
 #include "ml/sandbox/sandbox_backend.hpp"
 #include "server/server.hpp"
+#include "server/net/tcp_keepalive.hpp"
 
 namespace slipstream::cli {
 namespace {
@@ -190,6 +191,11 @@ std::function<int()> add_server_command(CLI::App& app) {
   cmd->add_option("--maxclients", options->max_clients, "Most simultaneous clients")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::numeric_limits<std::size_t>::max()));
+  cmd->add_option("--tcp-keepalive", options->tcp_keepalive_s,
+                  "Seconds of silence before a TCP client is probed; one that stays unreachable "
+                  "(a dead host, a partition) is dropped within twice this (0: kernel defaults)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{0}, server::kMaxTcpKeepalive));
   cmd->add_option("--dir", options->dir, "Directory for snapshots (loaded at start-up)")
       ->capture_default_str();
   cmd->add_option("--dbfilename", options->db_filename, "Snapshot file name")

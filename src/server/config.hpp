@@ -36,6 +36,11 @@ struct ServerOptions {
   std::size_t client_output_soft_limit = 0;
   std::uint64_t client_output_soft_seconds = 0;
   std::size_t max_clients = 10000;
+  /// Redis's tcp-keepalive: seconds a TCP client may stay silent before the kernel probes it
+  /// (then every third of that, three times), and the most a reply may stay unacknowledged
+  /// (twice that): a peer behind a partition or a dead host is dropped within twice this time.
+  /// 0: the kernel's defaults (hours).
+  std::uint32_t tcp_keepalive_s = 300;
   std::string dir = ".";              ///< where snapshots are written and loaded
   std::string db_filename = "dump.slip";
   std::string log_level = "info";

@@ -16,6 +16,7 @@
 
 #include "server/net/connection.hpp"
 #include "server/net/peer_check.hpp"
+#include "server/net/tcp_keepalive.hpp"
 #include "server/persist/snapshot.hpp"
 #include "server/stream/stream.hpp"
 
@@ -179,6 +180,7 @@ Server::Server(ServerOptions options)
       log_level_(options_.log_level),
       max_bulk_len_(options_.max_bulk_len),
       max_clients_(options_.max_clients),
+      tcp_keepalive_s_(options_.tcp_keepalive_s),
       protected_mode_(options_.protected_mode),
       start_time_(std::chrono::steady_clock::now()),
       run_id_(random_run_id()) {
@@ -468,6 +470,7 @@ int Server::run() {
       if (ec == asio::error::operation_aborted || net.stopping) return;
       if (!ec) {
         asio::error_code e1, e2;
+        server::set_tcp_keepalive(socket.native_handle(), tcp_keepalive());
         std::string peer = endpoint_text(socket.remote_endpoint(e1));
         std::string local = endpoint_text(socket.local_endpoint(e2));
         admit(Connection::Socket(std::move(socket)), std::move(peer), std::move(local), false);

@@ -101,6 +101,9 @@ class Server {
   void set_max_bulk_len(std::size_t bytes) noexcept { max_bulk_len_.store(bytes); }
   std::size_t max_clients() const noexcept { return max_clients_.load(); }
   void set_max_clients(std::size_t n) noexcept { max_clients_.store(n); }
+  /// Applied to each TCP connection as it is accepted (see ServerOptions::tcp_keepalive_s).
+  std::uint32_t tcp_keepalive() const noexcept { return tcp_keepalive_s_.load(); }
+  void set_tcp_keepalive(std::uint32_t seconds) noexcept { tcp_keepalive_s_.store(seconds); }
   /// The snapshot directory: fixed at start-up (CONFIG SET dir is refused, as in Redis 7, so a
   /// client cannot make SAVE write somewhere else).
   std::string dir() const { return options_.dir; }
@@ -173,6 +176,7 @@ class Server {
   std::map<std::string, std::string, std::less<>> stored_settings_;  // guarded by settings_mutex_
   std::atomic<std::size_t> max_bulk_len_;
   std::atomic<std::size_t> max_clients_;
+  std::atomic<std::uint32_t> tcp_keepalive_s_;
   std::atomic<bool> protected_mode_;
 
   std::mutex save_mutex_;  // one snapshot at a time

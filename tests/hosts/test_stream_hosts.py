@@ -7,8 +7,9 @@ host, connected through the server's Unix socket, gets the chunks of the writer 
 through shared memory (its pieces are `shared`), and readers on host 3 over TCP get the same
 bytes; `hostname_binpacking_slicedataset` gives host 2's reader every chunk of host 2's writer
 and host 3's reader none of them (checked against the writers' rank -> host name table); a
-partition of host 3 mid-stream ends its reader with a timeout in bounded time while the group on
-host 2 reads every step to the end.
+partition of host 3 mid-stream ends its reader with a timeout in bounded time, the server drops
+that unreachable reader (its TCP keepalive) so that the writers its blocking group held go on, and
+the group on host 2 reads every step to the end.
 
 The Unix socket is a path in the file system that the namespaces share: only processes started on
 host 2 are given it, as on a real node. Runs as root; skips where network namespaces cannot be
@@ -42,6 +43,8 @@ START_DEADLINE_S = 60.0  # the server listening; generous for a loaded or saniti
 RUN_DEADLINE_S = 60.0  # a peer's next report, or its end, must come within this: past it, a hang
 CUT_TIMEOUT_MS = 2000  # the cut reader's next_timeout_ms and command_timeout_ms
 FAILURE_BOUND_S = 20.0  # the cut reader must fail within this of the partition (about 4 s)
+KEEPALIVE_S = 3  # the server's --tcp-keepalive: it drops a peer it cannot reach within 2 x this
+WRITERS_FREED_BOUND_S = 40.0  # writers held by the cut group go on within this (about 6 s)
 
 
 class Server:
@@ -140,6 +143,7 @@ def server(hosts, tmp_path_factory):
         hosts.popen(SERVER_HOST, [server_binary(), "server", "--bind", hosts.address(SERVER_HOST),
                                   "--port", str(PORT), "--unixsocket", str(unix_socket),
                                   "--dir", str(work), "--threads", "2", "--shm-size", "64mb",
+                                  "--tcp-keepalive", str(KEEPALIVE_S),
                                   "--loglevel", "warn"],
                     stdout=output, stderr=subprocess.STDOUT, env=environment)
     made = Server(f"{hosts.address(SERVER_HOST)}:{PORT}", f"unix://{unix_socket}")
@@ -304,12 +308,11 @@ def test_every_element_once_shared_memory_on_the_node_and_same_host_chunks(hosts
 
 def test_partition_mid_stream_times_out_the_cut_reader_and_the_other_group_goes_on(hosts, start):
     stream, steps, pause_after, writers = "hosts-partition", 12, 3, len(WRITER_HOSTS)
-    # "near": one reader on the server's host, blocking. "far": one reader on host 3 that
-    # discards, so that the writers never wait for it: the server cannot tell a silent partition
-    # from a slow reader, and a blocking group on a cut host would hold the writers until the
-    # server's TCP connection to it gave up.
+    # Two blocking groups: "near", one reader on the server's host; "far", one reader on host 3.
+    # Once host 3 is cut, the far group holds the writers (its queue fills) until the server's
+    # TCP keepalive (--tcp-keepalive) finds its reader unreachable and drops it as if it died.
     near = start(SERVER_HOST, "read", stream, "near", 0, 1)
-    far = start(FAR_HOST, "read", stream, "far", 0, 1, policy="discard",
+    far = start(FAR_HOST, "read", stream, "far", 0, 1,
                 next_timeout_ms=CUT_TIMEOUT_MS, timeout_ms=CUT_TIMEOUT_MS)
     writer_peers = [start(host, "write", stream, rank, writers, steps=steps,
                           pause_after=pause_after, queue_limit=3, expected_groups=2)
@@ -335,9 +338,12 @@ def test_partition_mid_stream_times_out_the_cut_reader_and_the_other_group_goes_
         got_before = steps_of(far)  # checked for exactly-once and values
         assert got_before and max(got_before) < steps, got_before
 
-        # The group on host 2 goes on: every step, every element, then the end.
+        # The server drops the unreachable reader, and the writers and the group on host 2 go on:
+        # every step, every element, then the end.
         for peer in writer_peers + [near]:
-            assert peer.finish() == 0, f"{peer.what} failed\n{peer.describe()}"
+            assert peer.finish(WRITERS_FREED_BOUND_S) == 0, f"{peer.what} failed\n{peer.describe()}"
+        freed_after = time.monotonic() - cut_at
+        print(f"writers and the near group done {freed_after:.1f} s after the partition")
         assert near.messages()[-1] == {"end": True}, near.describe()
         assert sorted(steps_of(near)) == list(range(steps))
         assert_every_element_once("near", [near], steps)

@@ -526,6 +526,29 @@ TEST(AccessTest, MaxclientsBelowOneIsRefused) {
   EXPECT_NE(WEXITSTATUS(*status), 0);
 }
 
+// A real setting (applied to TCP connections accepted later), not a stored Redis name: its
+// effect on an unreachable peer is tested across hosts (tests/hosts/test_stream_hosts.py).
+TEST(AccessTest, TcpKeepaliveIsASettingWithBounds) {
+  ServerProcess server({"--tcp-keepalive", "60"});
+  RawClient c = RawClient::tcp(server.port());
+  EXPECT_EQ(c.call({"CONFIG", "GET", "tcp-keepalive"}).str(), "[$tcp-keepalive, $60]");
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "tcp-keepalive", "0"}).is_ok());
+  EXPECT_TRUE(c.call({"CONFIG", "SET", "tcp-keepalive", "32767"}).is_ok());
+  for (const char* bad : {"-1", "32768", "soon"}) {
+    EXPECT_EQ(c.call({"CONFIG", "SET", "tcp-keepalive", bad}).str(),
+              "-ERR CONFIG SET failed (possibly related to argument 'tcp-keepalive') - argument "
+              "must be between 0 and 32767")
+        << bad;
+  }
+  EXPECT_EQ(c.call({"CONFIG", "GET", "tcp-keepalive"}).str(), "[$tcp-keepalive, $32767]");
+  RawClient later = RawClient::tcp(server.port());  // a connection made with the new value
+  EXPECT_EQ(later.call({"PING"}).str(), "+PONG");
+  Spawned bad({"--port", "0", "--tcp-keepalive", "40000"});
+  std::optional<int> status = bad.wait_exit();
+  ASSERT_TRUE(status);
+  EXPECT_NE(WEXITSTATUS(*status), 0);
+}
+
 // ---- Tensor values
 
 TEST(AccessTest, FloatValuesAcceptInfinityAndRefuseNanAndOutOfRange) {

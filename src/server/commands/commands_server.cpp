@@ -13,6 +13,7 @@
 #include "common/glob.hpp"
 #include "server/commands/command_util.hpp"
 #include "server/net/reply.hpp"
+#include "server/net/tcp_keepalive.hpp"
 #include "server/server.hpp"
 #include "server/net/session.hpp"
 
@@ -326,7 +327,6 @@ constexpr StoredSetting kStoredSettings[] = {
     {"hz", "10", StoredSetting::Kind::kInteger},
     {"dynamic-hz", "yes", StoredSetting::Kind::kYesNo},
     {"timeout", "0", StoredSetting::Kind::kInteger},
-    {"tcp-keepalive", "300", StoredSetting::Kind::kInteger},
     {"maxmemory-samples", "5", StoredSetting::Kind::kInteger},
     {"activerehashing", "yes", StoredSetting::Kind::kYesNo},
     {"lazyfree-lazy-eviction", "no", StoredSetting::Kind::kYesNo},
@@ -370,6 +370,16 @@ std::vector<ConfigParam> make_config_params() {
          return set_size(v, [&](std::size_t n) { s.keyspace().set_max_memory(n); });
        }},
       {"maxmemory-policy", [](Server&) { return std::string("noeviction"); }, nullptr},
+      // For connections accepted from now on, as in Redis.
+      {"tcp-keepalive", [](Server& s) { return std::to_string(s.tcp_keepalive()); },
+       [](Server& s, std::string_view v) {
+         auto parsed = parse_int(v);
+         if (!parsed || *parsed < 0 || *parsed > kMaxTcpKeepalive) {
+           return "argument must be between 0 and " + std::to_string(kMaxTcpKeepalive);
+         }
+         s.set_tcp_keepalive(static_cast<std::uint32_t>(*parsed));
+         return std::string();
+       }},
       {"maxclients", [](Server& s) { return std::to_string(s.max_clients()); },
        [](Server& s, std::string_view v) {
          // 0 would refuse every new connection, including the one needed to undo it.
