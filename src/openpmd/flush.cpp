@@ -21,10 +21,13 @@ bool is_component(Kind kind) {
          kind == Kind::kPatchComponent;
 }
 
-void set_default(Node& node, const std::string& name, Attribute value) {
-  if (node.attributes.count(name) == 0) {
-    node.attributes.emplace(name, std::move(value));
-    node.dirty.insert(name);
+// Sets `name` to `make()` unless the writer set it: the value is made only then (this runs for
+// every node of every iteration, and most defaults are set by the second flush of a node).
+template <typename Make>
+void set_default(Node& node, std::string_view name, Make make) {
+  if (node.attributes.find(name) == node.attributes.end()) {
+    node.attributes.emplace(std::string(name), Attribute(make()));
+    node.dirty.emplace(name);
   }
 }
 
@@ -40,45 +43,48 @@ std::size_t mesh_dimensions(const Node& mesh) {
 void fill_defaults(Node& node) {
   switch (node.kind) {
     case Kind::kIteration:
-      set_default(node, "time", 0.0);
-      set_default(node, "dt", 1.0);
-      set_default(node, "timeUnitSI", 1.0);
+      set_default(node, "time", [&] { return 0.0; });
+      set_default(node, "dt", [&] { return 1.0; });
+      set_default(node, "timeUnitSI", [&] { return 1.0; });
       break;
     case Kind::kMesh: {
       const std::size_t dims = mesh_dimensions(node);
-      set_default(node, "geometry", std::string("cartesian"));
-      set_default(node, "dataOrder", std::string("C"));
-      std::vector<std::string> labels;
-      static const char* const kNames[] = {"x", "y", "z"};
-      for (std::size_t d = 0; d < dims; ++d) {
-        labels.push_back(dims <= 3 ? kNames[d] : "d" + std::to_string(d));
-      }
+      set_default(node, "geometry", [&] { return std::string("cartesian"); });
+      set_default(node, "dataOrder", [&] { return std::string("C"); });
       if (dims > 0) {
-        set_default(node, "axisLabels", labels);
-        set_default(node, "gridSpacing", std::vector<double>(dims, 1.0));
-        set_default(node, "gridGlobalOffset", std::vector<double>(dims, 0.0));
+        set_default(node, "axisLabels", [&] {
+          static const char* const kNames[] = {"x", "y", "z"};
+          std::vector<std::string> labels;
+          for (std::size_t d = 0; d < dims; ++d) {
+            labels.push_back(dims <= 3 ? kNames[d] : "d" + std::to_string(d));
+          }
+          return labels;
+        });
+        set_default(node, "gridSpacing", [&] { return std::vector<double>(dims, 1.0); });
+        set_default(node, "gridGlobalOffset", [&] { return std::vector<double>(dims, 0.0); });
       }
-      set_default(node, "gridUnitSI", 1.0);
-      set_default(node, "unitDimension", std::array<double, 7>{});
-      set_default(node, "timeOffset", 0.0f);
+      set_default(node, "gridUnitSI", [&] { return 1.0; });
+      set_default(node, "unitDimension", [&] { return std::array<double, 7>{}; });
+      set_default(node, "timeOffset", [&] { return 0.0f; });
       break;
     }
     case Kind::kRecord:
-      set_default(node, "unitDimension", std::array<double, 7>{});
-      set_default(node, "timeOffset", 0.0f);
+      set_default(node, "unitDimension", [&] { return std::array<double, 7>{}; });
+      set_default(node, "timeOffset", [&] { return 0.0f; });
       break;
     case Kind::kPatchRecord:
-      set_default(node, "unitDimension", std::array<double, 7>{});
+      set_default(node, "unitDimension", [&] { return std::array<double, 7>{}; });
       break;
     case Kind::kMeshComponent:
       if (node.component.has_extent) {
-        set_default(node, "position", std::vector<double>(node.component.extent.size(), 0.0));
+        set_default(node, "position",
+                    [&] { return std::vector<double>(node.component.extent.size(), 0.0); });
       }
-      set_default(node, "unitSI", 1.0);
+      set_default(node, "unitSI", [&] { return 1.0; });
       break;
     case Kind::kRecordComponent:
     case Kind::kPatchComponent:
-      set_default(node, "unitSI", 1.0);
+      set_default(node, "unitSI", [&] { return 1.0; });
       break;
     default:
       break;
@@ -101,20 +107,20 @@ std::vector<std::byte> constant_bytes(const Attribute& value, Datatype dtype) {
   });
 }
 
-std::vector<AttributeEntry> take_dirty(Node& node, const std::string& path) {
-  std::vector<AttributeEntry> entries;
+// Appends the attributes of `node` set since the last flush to `entries`.
+void take_dirty(Node& node, const std::string& path, std::vector<AttributeEntry>& entries) {
   for (const std::string& name : node.dirty) {
     auto found = node.attributes.find(name);
     if (found != node.attributes.end()) entries.push_back({path, name, found->second});
   }
   node.dirty.clear();
-  return entries;
 }
 
 }  // namespace
 
 void SeriesState::flush_root() {
-  std::vector<AttributeEntry> entries = take_dirty(*root, "");
+  std::vector<AttributeEntry> entries;
+  take_dirty(*root, "", entries);
   if (!entries.empty()) backend->write_attributes(std::nullopt, entries);
 }
 
@@ -173,10 +179,10 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
   // The root's paths for meshes and particles, once an iteration has some.
   for (const std::shared_ptr<Node>& node : nodes) {
     if (node->kind == Kind::kMeshes && !node->child_nodes.empty()) {
-      set_default(*root, "meshesPath", std::string("meshes/"));
+      set_default(*root, "meshesPath", [&] { return std::string("meshes/"); });
     }
     if (node->kind == Kind::kParticles && !node->child_nodes.empty()) {
-      set_default(*root, "particlesPath", std::string("particles/"));
+      set_default(*root, "particlesPath", [&] { return std::string("particles/"); });
     }
   }
   flush_root();
@@ -205,9 +211,7 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
                           store.data.get()});
       }
     }
-    std::vector<AttributeEntry> mine = take_dirty(*node, path);
-    attributes.insert(attributes.end(), std::make_move_iterator(mine.begin()),
-                      std::make_move_iterator(mine.end()));
+    take_dirty(*node, path, attributes);
     node->written = true;
   }
   if (!stores.empty()) backend->write_chunks(index, stores, closing);

@@ -71,8 +71,8 @@ struct Node {
   std::string name;  ///< the key in its parent ("E", "x", "\vScalar", "100")
   std::weak_ptr<Node> parent;
   std::weak_ptr<SeriesState> series;
-  std::map<std::string, Attribute> attributes;
-  std::set<std::string> dirty;     ///< attributes set since the last flush
+  std::map<std::string, Attribute, std::less<>> attributes;  ///< found by string_view too
+  std::set<std::string, std::less<>> dirty;  ///< attributes set since the last flush
   std::shared_ptr<void> children;  ///< the Container's typed map
   std::map<std::string, std::shared_ptr<Node>> child_nodes;  ///< the same children, untyped
   ComponentState component;

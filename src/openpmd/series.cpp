@@ -194,20 +194,30 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
     state.has_extent = true;
     state.chunks = {WrittenChunkInfo(Offset(state.extent.size(), 0), state.extent)};
   }
-  // The layout is this call's own: its values move into the nodes.
+  // The layout is this call's own: its values move into the nodes. A path's attributes come
+  // together, so its node is looked up once for all of them.
+  const std::string* last_path = nullptr;
+  std::shared_ptr<Node> target_node;
+  Node* scalar_node = nullptr;
   for (AttributeEntry& entry : layout.attributes) {
-    const std::vector<std::string> segments = split(entry.path);
-    if (segments.empty()) {
-      node->attributes.insert_or_assign(std::move(entry.name), std::move(entry.value));
-      continue;
+    if (!last_path || entry.path != *last_path) {
+      last_path = &entry.path;
+      scalar_node = nullptr;
+      if (entry.path.empty()) {
+        target_node = node;
+      } else {
+        // A scalar record's path names the record and its component: both get the attribute.
+        target_node = node_for(iteration, split(entry.path), meshes, particles, false);
+        if (target_node) {
+          if (auto scalar = target_node->child_nodes.find(RecordComponent::SCALAR);
+              scalar != target_node->child_nodes.end()) {
+            scalar_node = scalar->second.get();
+          }
+        }
+      }
     }
-    // A scalar record's path names the record and its component: both get the attribute.
-    std::shared_ptr<Node> target_node = node_for(iteration, segments, meshes, particles, false);
     if (!target_node) continue;
-    if (auto scalar = target_node->child_nodes.find(RecordComponent::SCALAR);
-        scalar != target_node->child_nodes.end()) {
-      scalar->second->attributes.insert_or_assign(entry.name, entry.value);
-    }
+    if (scalar_node) scalar_node->attributes.insert_or_assign(entry.name, entry.value);
     target_node->attributes.insert_or_assign(std::move(entry.name), std::move(entry.value));
   }
   node->closed = false;

@@ -76,7 +76,9 @@ struct StreamValue {
   std::string element;
 };
 
-StreamValue to_stream(const Attribute& attribute, const std::string& where) {
+// `path` and `name` name the attribute in the error (built only then: this runs for every
+// attribute of every step).
+StreamValue to_stream(const Attribute& attribute, std::string_view path, std::string_view name) {
   const Datatype basic = basicDatatype(attribute.dtype);
   const std::string element =
       attribute.dtype == Datatype::ARR_DBL_7                                   ? "ARR_DBL_7"
@@ -114,7 +116,8 @@ StreamValue to_stream(const Attribute& attribute, const std::string& where) {
           return {std::vector<double>(value.begin(), value.end()), element};
         } else {
           throw error::OperationUnsupportedInBackend(
-              kName, "attribute '" + where + "' is " + datatypeToString(attribute.dtype) +
+              kName, "attribute '" + std::string(path) + "@" + std::string(name) + "' is " +
+                         datatypeToString(attribute.dtype) +
                          ", which a stream cannot carry (complex attributes)");
         }
       },
@@ -179,8 +182,6 @@ Attribute from_stream(const slipstream::AttributeValue& value, const std::string
     }
   });
 }
-
-std::string stream_path(const std::string& path) { return path.empty() ? "/" : path; }
 
 class StreamBackend final : public Backend {
  public:
@@ -281,13 +282,12 @@ class StreamBackend final : public Backend {
   void write_attributes(std::optional<std::uint64_t> index,
                         const std::vector<AttributeEntry>& attributes) override {
     for (const AttributeEntry& entry : attributes) {
-      StreamValue typed = to_stream(entry.value, stream_path(entry.path) + "@" + entry.name);
+      const std::string_view path = entry.path.empty() ? std::string_view("/") : entry.path;
+      StreamValue typed = to_stream(entry.value, path, entry.name);
       if (index) {
-        writer().set_attribute(stream_path(entry.path), entry.name, std::move(typed.value),
-                               typed.element);
+        writer().set_attribute(path, entry.name, std::move(typed.value), typed.element);
       } else {
-        writer().set_stream_attribute(stream_path(entry.path), entry.name,
-                                      std::move(typed.value), typed.element);
+        writer().set_stream_attribute(path, entry.name, std::move(typed.value), typed.element);
       }
     }
   }
