@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libtorch-dev libgloo-dev                   # TorchScript model serving (src/ml)
   libseccomp-dev                             # system-call filter of the model workers
+  libonnx-dev libonnx-testdata               # ONNX models lowered to TorchScript (src/ml/onnx)
+  python3-onnx python3-sklearn               # ONNX test models (torch.onnx.export, scikit-learn)
   python3 python3-torch                      # test models traced from Python
   gfortran                                   # Fortran module (bindings/fortran)
   python3-dev pybind11-dev python3-numpy python3-pytest python3-pytest-timeout  # Python package (bindings/python)

@@ -1,5 +1,5 @@
-// slipstream::LocalModel: a TorchScript model run in-process on the caller's buffers, with no
-// server in between (the same model files the server serves). Lives in libslipstream_local, which
+// slipstream::LocalModel: a TorchScript or ONNX model run in-process on the caller's buffers, with
+// no server in between (the same model files the server serves). Lives in libslipstream_local, which
 // links libtorch; the plain client library (libslipstream) does not.
 #pragma once
 
@@ -40,7 +40,9 @@ struct MutableTensorRef {
   }
 };
 
-/// A TorchScript model loaded into this process.
+/// A TorchScript or ONNX model loaded into this process. Which one is told from the bytes: a
+/// TorchScript archive is a zip file; anything else is read as an ONNX ModelProto and lowered to
+/// TorchScript (docs/models.md lists the operators).
 ///
 /// Thread-safety: run() may be called concurrently from any number of threads on one LocalModel
 /// (they share the loaded module; libtorch runs its forward method concurrently). Moving or
@@ -52,10 +54,11 @@ struct MutableTensorRef {
 /// running it (the message quotes libtorch's).
 class SLIPSTREAM_API LocalModel {
  public:
-  /// Loads the TorchScript archive at `path` (as written by torch.jit.save or Module::save)
-  /// onto `device` ("CPU", "GPU" or "GPU:n", case-insensitive).
+  /// Loads the TorchScript archive (as written by torch.jit.save or Module::save) or ONNX model
+  /// at `path` onto `device` ("CPU", "GPU" or "GPU:n", case-insensitive).
   static LocalModel from_file(const std::string& path, std::string_view device = "CPU");
-  /// Loads a TorchScript archive held in memory; `bytes` is only read during the call.
+  /// Loads a TorchScript archive or ONNX model held in memory; `bytes` is only read during the
+  /// call.
   static LocalModel from_bytes(std::string_view bytes, std::string_view device = "CPU");
 
   LocalModel(LocalModel&&) noexcept;

@@ -34,6 +34,17 @@ struct Device {
 /// Parses a device string; nullopt when malformed ("TPU", "GPU:x", "GPU:-1").
 std::optional<Device> parse_device(std::string_view text);
 
+/// What a stored model's bytes are: a TorchScript archive (RedisAI's TORCH backend) or an ONNX
+/// ModelProto (ONNX), which the TorchScript backend lowers to TorchScript when it loads it.
+enum class ModelFormat : std::uint8_t { kTorchScript, kOnnx };
+
+/// "TORCH" or "ONNX" (RedisAI's backend names).
+std::string_view backend_name(ModelFormat format);
+/// The format of a RedisAI backend name (case-insensitive); nullopt for others (TF, TFLITE).
+std::optional<ModelFormat> parse_backend_name(std::string_view name);
+/// The format `bytes` look like: a zip archive is TorchScript, anything else is taken for ONNX.
+ModelFormat sniff_model_format(std::string_view bytes);
+
 
 /// A tensor the caller owns, borrowed for one call. Row-major.
 struct TensorView {
@@ -100,7 +111,7 @@ class Script {
   virtual const Device& device() const = 0;
 };
 
-/// A backend (today: TorchScript). Thread-safe.
+/// A backend (TorchScript, which also runs ONNX models lowered to it). Thread-safe.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -108,9 +119,10 @@ class Backend {
   virtual std::string_view name() const = 0;
   /// Checks that `device` can be used (a GPU needs CUDA support and that device present).
   virtual Status check_device(const Device& device) const = 0;
-  /// Loads a serialized model (a TorchScript archive). Returns null and sets `error` on failure.
-  virtual std::shared_ptr<Model> load_model(std::string_view bytes, const Device& device,
-                                            std::string* error) = 0;
+  /// Loads a serialized model: a TorchScript archive, or an ONNX model lowered to TorchScript.
+  /// Returns null and sets `error` on failure.
+  virtual std::shared_ptr<Model> load_model(std::string_view bytes, ModelFormat format,
+                                            const Device& device, std::string* error) = 0;
   /// Compiles a script from source. Returns null and sets `error` on failure.
   virtual std::shared_ptr<Script> load_script(std::string_view source, const Device& device,
                                               std::string* error) = 0;

@@ -43,4 +43,18 @@ std::optional<Device> parse_device(std::string_view text) {
   return device;
 }
 
+std::string_view backend_name(ModelFormat format) {
+  return format == ModelFormat::kOnnx ? "ONNX" : "TORCH";
+}
+
+std::optional<ModelFormat> parse_backend_name(std::string_view name) {
+  if (equals_ignoring_case(name, "TORCH")) return ModelFormat::kTorchScript;
+  if (equals_ignoring_case(name, "ONNX")) return ModelFormat::kOnnx;
+  return std::nullopt;
+}
+
+ModelFormat sniff_model_format(std::string_view bytes) {
+  return bytes.starts_with("PK\x03\x04") ? ModelFormat::kTorchScript : ModelFormat::kOnnx;
+}
+
 }  // namespace slipstream::ml

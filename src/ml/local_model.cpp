@@ -79,8 +79,18 @@ LocalModel LocalModel::from_bytes(std::string_view bytes, std::string_view devic
     throw InvalidArgumentError(status.message);
   }
   std::string error;
-  auto model = backend->load_model(bytes, parsed, &error);
-  if (!model) throw Error(ErrorCode::kBackend, "cannot load the TorchScript model: " + error);
+  // TorchScript archives are zip files; anything else is taken for an ONNX model.
+  const ml::ModelFormat format = ml::sniff_model_format(bytes);
+  auto model = backend->load_model(bytes, format, parsed, &error);
+  if (!model && format == ml::ModelFormat::kOnnx && error.starts_with("not an ONNX model")) {
+    throw Error(ErrorCode::kBackend, "cannot load the model: the bytes are neither a TorchScript "
+                                     "archive (a zip file) nor an ONNX model");
+  }
+  if (!model) {
+    throw Error(ErrorCode::kBackend,
+                std::string("cannot load the ") +
+                    (format == ml::ModelFormat::kOnnx ? "ONNX" : "TorchScript") + " model: " + error);
+  }
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(model);
   return LocalModel(std::move(impl));

@@ -26,6 +26,9 @@
 #include "ml/operator_policy.hpp"
 #include "ml/pickle_check.hpp"
 #include "ml/torch_interop.hpp"
+#ifdef SLIPSTREAM_HAVE_ONNX
+#include "ml/onnx/lower.hpp"
+#endif
 
 namespace slipstream::ml {
 namespace {
@@ -248,9 +251,10 @@ class TorchBackend final : public Backend {
     return Status::success();
   }
 
-  std::shared_ptr<Model> load_model(std::string_view bytes, const Device& device,
-                                    std::string* error) override {
+  std::shared_ptr<Model> load_model(std::string_view bytes, ModelFormat format,
+                                    const Device& device, std::string* error) override {
     if (Status status = check_device(device); !status.ok) return fail(status.message, error);
+    if (format == ModelFormat::kOnnx) return load_onnx_model(bytes, device, error);
     try {
       if (auto problem = check_archive_pickles(bytes)) return fail(*problem, error);
       torch::jit::Module module =
@@ -283,6 +287,27 @@ class TorchBackend final : public Backend {
   }
 
  private:
+  // ONNX models are lowered to a TorchScript module (onnx/lower.hpp) and run as one. The code the
+  // lowering writes is the lowering's own, never text from the model, so the operator check that
+  // guards uploaded TorchScript does not apply to it.
+  std::shared_ptr<Model> load_onnx_model(std::string_view bytes, const Device& device,
+                                         std::string* error) {
+#ifdef SLIPSTREAM_HAVE_ONNX
+    try {
+      torch::jit::Module module = onnx_import::lower_model(bytes);
+      if (device.kind != Device::Kind::kCpu) module.to(torch_device(device));
+      module.eval();
+      return std::make_shared<TorchModel>(module, device);
+    } catch (const std::exception& exception) {
+      return fail(describe(exception), error);
+    }
+#else
+    (void)bytes;
+    (void)device;
+    return fail("this build has no ONNX support (libonnx was not found when it was built)", error);
+#endif
+  }
+
   static std::nullptr_t fail(std::string message, std::string* error) {
     if (error != nullptr) *error = std::move(message);
     return nullptr;

@@ -337,7 +337,10 @@ void Server::compile_loaded_models() {
     std::shared_ptr<Value> restored = value->clone();
     if (restored->type() == ValueType::kModel) {
       ModelEntry& model = restored->model();
-      if (error.empty()) model.runtime = backend_->load_model(model.blob.view(), *device, &error);
+      if (error.empty()) {
+        model.runtime =
+            backend_->load_model(model.blob.view(), model_format(model), *device, &error);
+      }
       model.load_error = error;
     } else {
       ScriptEntry& script = restored->script();

@@ -155,7 +155,7 @@ static void test_errors(void) {
   CHECK(model == NULL);
   EXPECT_STATUS(SLIPSTREAM_BACKEND_ERROR,
                 slipstream_local_model_load_bytes("not a model", 11, NULL, 0, &model));
-  CHECK(strstr(slipstream_last_error(), "cannot load the TorchScript model") != NULL);
+  CHECK(strstr(slipstream_last_error(), "neither a TorchScript archive") != NULL);
   CHECK(model == NULL);
   EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
                 slipstream_local_model_load_file(mlp_path, NTS, "TPU", NTS, &model));

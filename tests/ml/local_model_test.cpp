@@ -49,7 +49,7 @@ TEST(LocalModel, RunMatchesTheBackend) {
 
   auto backend = ml::make_torch_backend();
   std::string error;
-  auto direct = backend->load_model(bytes, ml::Device{}, &error);
+  auto direct = backend->load_model(bytes, ml::ModelFormat::kTorchScript, ml::Device{}, &error);
   ASSERT_NE(direct, nullptr) << error;
   const ml::TensorView view{DType::kFloat32, shape, x.data(), x.size() * sizeof(float)};
   std::vector<ml::OwnedTensor> expected;
@@ -186,6 +186,12 @@ TEST(LocalModel, LoadErrors) {
     ADD_FAILURE() << "expected an error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::kBackend);
+    EXPECT_THAT(error.what(), HasSubstr("neither a TorchScript archive (a zip file) nor an ONNX"));
+  }
+  try {  // a zip file is taken for TorchScript, and libtorch says what is wrong with it
+    LocalModel::from_bytes(std::string("PK\x03\x04garbage"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("cannot load the TorchScript model"));
     EXPECT_THAT(error.what(), HasSubstr("PytorchStreamReader"));
   }

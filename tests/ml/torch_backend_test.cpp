@@ -14,6 +14,8 @@
 namespace slipstream::ml {
 namespace {
 
+constexpr ModelFormat kTorch = ModelFormat::kTorchScript;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -42,7 +44,7 @@ class TorchBackendTest : public ::testing::Test {
  protected:
   std::shared_ptr<Model> load(const std::string& bytes) {
     std::string error;
-    auto model = backend_->load_model(bytes, Device{}, &error);
+    auto model = backend_->load_model(bytes, kTorch, Device{}, &error);
     EXPECT_NE(model, nullptr) << error;
     return model;
   }
@@ -217,17 +219,19 @@ TEST_F(TorchBackendTest, RefusesNonTensorOutputs) {
 
 TEST_F(TorchBackendTest, RefusesABadBlobWithTorchsMessage) {
   std::string error;
-  EXPECT_EQ(backend_->load_model("this is not a TorchScript archive", Device{}, &error), nullptr);
+  EXPECT_EQ(backend_->load_model("this is not a TorchScript archive", kTorch, Device{}, &error),
+            nullptr);
   EXPECT_THAT(error, HasSubstr("PytorchStreamReader"));
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 
   // A truncated archive is refused too.
   const std::string good = testing::mlp_model();
   EXPECT_EQ(
-      backend_->load_model(std::string_view(good).substr(0, good.size() / 2), Device{}, &error),
+      backend_->load_model(std::string_view(good).substr(0, good.size() / 2), kTorch, Device{},
+                           &error),
       nullptr);
   EXPECT_FALSE(error.empty());
-  EXPECT_EQ(backend_->load_model("", Device{}, nullptr), nullptr);  // error may be null
+  EXPECT_EQ(backend_->load_model("", kTorch, Device{}, nullptr), nullptr);  // error may be null
 }
 
 // A pickle in the archive that declares a string longer than the record is refused before
@@ -243,11 +247,12 @@ TEST_F(TorchBackendTest, RefusesPicklesThatDeclareMoreBytesThanTheyHold) {
   // Refused by the check that reads the pickles before libtorch does (its message, below), not
   // by libtorch after the allocation; how long it took is not a measure of that on a loaded
   // machine.
-  EXPECT_EQ(backend_->load_model(testing::with_record(good, "data.pkl", huge), Device{}, &error),
-            nullptr);
+  EXPECT_EQ(
+      backend_->load_model(testing::with_record(good, "data.pkl", huge), kTorch, Device{}, &error),
+      nullptr);
   EXPECT_THAT(error, HasSubstr("invalid model archive: data.pkl: pickle declares 4026531840"));
   EXPECT_EQ(backend_->load_model(testing::with_record(good, "constants.pkl", "\x80\x02)"),
-                                 Device{}, &error),
+                                 kTorch, Device{}, &error),
             nullptr);
   EXPECT_THAT(error, HasSubstr("constants.pkl: pickle ends without STOP"));
 }
@@ -374,7 +379,7 @@ TEST_F(TorchBackendTest, GpuRequestWithoutCudaIsAClearError) {
               ::testing::AnyOf(HasSubstr("no CUDA support"), HasSubstr("no CUDA device"),
                                HasSubstr("GPU is present"), HasSubstr("GPUs are present")));
   std::string error;
-  EXPECT_EQ(backend_->load_model(testing::mlp_model(), gpu, &error), nullptr);
+  EXPECT_EQ(backend_->load_model(testing::mlp_model(), kTorch, gpu, &error), nullptr);
   EXPECT_EQ(error, status.message);
   EXPECT_EQ(backend_->load_script("def f(x):\n    return x\n", gpu, &error), nullptr);
   EXPECT_EQ(error, status.message);
@@ -384,7 +389,7 @@ TEST_F(TorchBackendTest, RunsOnAGpuWhenOneIsPresent) {
   const Device gpu{Device::Kind::kGpu, 0};
   if (!backend_->check_device(gpu).ok) GTEST_SKIP() << backend_->check_device(gpu).message;
   std::string error;
-  auto model = backend_->load_model(testing::mlp_model(), gpu, &error);
+  auto model = backend_->load_model(testing::mlp_model(), kTorch, gpu, &error);
   ASSERT_NE(model, nullptr) << error;
   EXPECT_EQ(model->device(), gpu);
   const std::vector<float> x = eke_features(100);

@@ -35,6 +35,7 @@ enum class MessageType : std::uint32_t {
   kRunModel = 4,    ///< u64 id, tensors                              -> kOutputs | kError
   kRunScript = 5,   ///< u64 id, str function, strs keys, strs args, tensors -> kOutputs | kError
   kDeviceCheck = 6,  ///< str device                                  -> kOk | kError
+  kLoadOnnxModel = 7,  ///< u64 id, str device, str ModelProto bytes  -> kOk | kError
   // worker -> server
   kReady = 100,   ///< sent once, when the worker is confined and ready
   kOk = 101,

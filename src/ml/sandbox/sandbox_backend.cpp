@@ -543,8 +543,10 @@ class SandboxedCode {
     w.u64(id_);
     w.str(device_.str());
     w.str_ref(bytes_);
-    const std::string_view doing =
-        load_type_ == MessageType::kLoadModel ? "loading the model" : "compiling the script";
+    const std::string_view doing = load_type_ == MessageType::kLoadScript ? "compiling the script"
+                                   : load_type_ == MessageType::kLoadOnnxModel
+                                       ? "loading the ONNX model"
+                                       : "loading the model";
     if (ChannelError e = w.send(lease->fd(), deadline); e != ChannelError::kNone) {
       return lost_worker(lease, e, doing, start);
     }
@@ -667,12 +669,17 @@ class SandboxBackend final : public Backend {
     return status;
   }
 
-  std::shared_ptr<Model> load_model(std::string_view bytes, const Device& device,
-                                    std::string* error) override {
-    auto code = std::make_unique<SandboxedCode>(pool_, pool_->next_id(), MessageType::kLoadModel,
-                                                std::string(bytes), device);
+  std::shared_ptr<Model> load_model(std::string_view bytes, ModelFormat format,
+                                    const Device& device, std::string* error) override {
+    const MessageType type =
+        format == ModelFormat::kOnnx ? MessageType::kLoadOnnxModel : MessageType::kLoadModel;
+    auto code = std::make_unique<SandboxedCode>(pool_, pool_->next_id(), type, std::string(bytes),
+                                                device);
     Status status = load(*code, [](MessageReader&) { return ChannelError::kNone; });
-    if (!status.ok) return fail(status, "the model archive", error);
+    if (!status.ok) {
+      return fail(status, format == ModelFormat::kOnnx ? "the ONNX model" : "the model archive",
+                  error);
+    }
     return std::make_shared<SandboxModel>(std::move(code));
   }
 

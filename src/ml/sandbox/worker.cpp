@@ -90,7 +90,8 @@ class WorkerLoop {
         if (!status.ok) return reply_error(status.message);
         return MessageWriter(MessageType::kOk).send(fd_, kNoDeadline);
       }
-      case MessageType::kLoadModel: {
+      case MessageType::kLoadModel:
+      case MessageType::kLoadOnnxModel: {
         Device device;
         Buffer archive;
         if (ChannelError e = reader_.u64(id); e != ChannelError::kNone) return e;
@@ -98,7 +99,10 @@ class WorkerLoop {
         if (ChannelError e = reader_.bytes(archive); e != ChannelError::kNone) return e;
         if (!device_error_.empty()) return reply_error(device_error_);
         std::string error;
-        auto model = backend_.load_model(archive.view(), device, &error);
+        auto model = backend_.load_model(
+            archive.view(),
+            type == MessageType::kLoadOnnxModel ? ModelFormat::kOnnx : ModelFormat::kTorchScript,
+            device, &error);
         if (!model) return reply_error(error);
         models_[id] = std::move(model);
         return MessageWriter(MessageType::kOk).send(fd_, kNoDeadline);

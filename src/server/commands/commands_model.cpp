@@ -48,11 +48,13 @@ struct StoreRequest {
 
 // Parses AI.MODELSTORE (counted INPUTS/OUTPUTS) or, with `legacy`, AI.MODELSET (uncounted).
 bool parse_store(CommandContext& c, bool legacy, StoreRequest& request) {
-  std::string backend = upper(c.arg(2));
-  if (backend != "TORCH") {
-    if (backend == "TF" || backend == "TFLITE" || backend == "ONNX") {
+  const std::optional<ml::ModelFormat> format = ml::parse_backend_name(c.arg(2));
+  if (!format) {
+    const std::string backend = upper(c.arg(2));
+    if (backend == "TF" || backend == "TFLITE") {
       c.reply.error("ERR backend " + backend +
-                    " is not available in slipstream: models must be TorchScript (TORCH)");
+                    " is not available in slipstream: models are TorchScript (TORCH) or ONNX "
+                    "(no TensorFlow runtime exists for this platform; export the model to ONNX)");
     } else {
       c.reply.error("ERR unsupported backend");
     }
@@ -65,6 +67,7 @@ bool parse_store(CommandContext& c, bool legacy, StoreRequest& request) {
   }
   request.device = *device;
   ModelEntry& m = request.model;
+  m.backend = std::string(ml::backend_name(*format));
   m.device = std::string(c.arg(3));
   std::size_t i = 4;
   if (i + 1 < c.argc() && equals_nocase(c.arg(i), "TAG")) {
@@ -176,7 +179,8 @@ Outcome store_model(CommandContext& c, bool legacy) {
   server.loader().post([pending, weak, &server, key, backend] {
     std::string error;
     ModelEntry& model = pending->model;
-    model.runtime = backend->load_model(model.blob.view(), pending->device, &error);
+    model.runtime = backend->load_model(model.blob.view(), model_format(model), pending->device,
+                                        &error);
     std::function<void(ReplyBuffer&)> reply;
     if (!model.runtime) {
       reply = [error](ReplyBuffer& r) { r.error("ERR " + error); };
@@ -413,7 +417,7 @@ Outcome ai_info(CommandContext& c) {
   c.reply.bulk("type");
   c.reply.bulk(is_model ? "MODEL" : "SCRIPT");
   c.reply.bulk("backend");
-  c.reply.bulk("TORCH");
+  c.reply.bulk(is_model ? value->model().backend : std::string("TORCH"));
   c.reply.bulk("device");
   c.reply.bulk(is_model ? value->model().device : value->script().device);
   c.reply.bulk("tag");
@@ -477,10 +481,9 @@ Outcome ai_config(CommandContext& c) {
   } else if (equals_nocase(sub, "LOADBACKEND")) {
     if (c.argc() < 4) {
       c.reply.error("ERR wrong number of arguments for '" + std::string(c.arg(0)) + "' command");
-    } else if (upper(c.arg(2)) == "TORCH") {
+    } else if (ml::parse_backend_name(c.arg(2))) {
       c.reply.simple("OK");  // built in
-    } else if (upper(c.arg(2)) == "TF" || upper(c.arg(2)) == "TFLITE" ||
-               upper(c.arg(2)) == "ONNX") {
+    } else if (upper(c.arg(2)) == "TF" || upper(c.arg(2)) == "TFLITE") {
       c.reply.error("ERR error loading backend");
     } else {
       c.reply.error("ERR unsupported backend");

@@ -111,7 +111,7 @@ struct KeptModel {
 /// A stored model (AI.MODELSTORE). Immutable once stored; a new store makes a new entry with the
 /// next version, while executions already running keep the runtime they started with.
 struct ModelEntry {
-  std::string backend = "TORCH";
+  std::string backend = "TORCH";  ///< "TORCH" or "ONNX" (ml::backend_name)
   std::string device;  ///< as the client gave it ("CPU", "GPU:1")
   std::string tag;
   ml::BatchSettings batching;
@@ -126,6 +126,11 @@ struct ModelEntry {
   std::uint32_t keep = 0;
   std::vector<KeptModel> kept;
 };
+
+/// What a stored model's blob is (its backend name).
+inline ml::ModelFormat model_format(const ModelEntry& model) {
+  return ml::parse_backend_name(model.backend).value_or(ml::ModelFormat::kTorchScript);
+}
 
 /// A stored script (AI.SCRIPTSTORE / AI.SCRIPTSET). Immutable once stored, like ModelEntry.
 struct ScriptEntry {
