@@ -217,6 +217,7 @@ const OpTable& op_table() {
     add_shape_ops(t);
     add_nn_ops(t);
     add_reduce_ops(t);
+    add_resize_ops(t);
     add_rnn_ops(t);
     add_ml_ops(t);
     return t;

@@ -159,6 +159,7 @@ void add_elementwise_ops(OpTable& table);  // ops_elementwise.cpp
 void add_shape_ops(OpTable& table);        // ops_shape.cpp
 void add_nn_ops(OpTable& table);           // ops_nn.cpp
 void add_reduce_ops(OpTable& table);       // ops_reduce.cpp
+void add_resize_ops(OpTable& table);       // ops_resize.cpp
 void add_rnn_ops(OpTable& table);          // ops_rnn.cpp
 void add_ml_ops(OpTable& table);           // ops_ml.cpp (domain ai.onnx.ml)
 
