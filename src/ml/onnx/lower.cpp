@@ -141,6 +141,23 @@ at::Tensor tensor_of(const onnx::TensorProto& proto) {
   return out;
 }
 
+// Refuses the first node whose operator no lowering knows, before shape inference (which would
+// fail on it with a less useful message, or not at all).
+void refuse_unknown_operators(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (op_table().find(node.domain(), node.op_type()) != nullptr) continue;
+    if (node.op_type() == "ZipMap") {
+      Emitter::refuse(node, "ZipMap (a list of maps of class probabilities) is not supported: "
+                            "export the classifier without it (skl2onnx: options={id(model): "
+                            "{'zipmap': False}})");
+    }
+    Emitter::refuse(node, "operator " +
+                              (node.domain().empty() ? std::string() : node.domain() + ".") +
+                              node.op_type() + " is not supported (docs/models.md lists the "
+                              "operators the ONNX backend lowers)");
+  }
+}
+
 // The model, refused or checked and brought to an opset the lowerings know; `source_opset` is
 // its ai.onnx opset before conversion.
 onnx::ModelProto checked_model(std::string_view bytes, int* source_opset = nullptr) {
@@ -189,6 +206,7 @@ onnx::ModelProto checked_model(std::string_view bytes, int* source_opset = nullp
                     std::to_string(kFirstOpset) + ": " + e.what());
     }
   }
+  refuse_unknown_operators(model.graph());
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -238,19 +256,7 @@ Lowered lower_graph(const onnx::ModelProto& model, int source_opset) {
 
   const OpTable& table = op_table();
   for (const onnx::NodeProto& node : graph.node()) {
-    OpLowering lowering = table.find(node.domain(), node.op_type());
-    if (lowering == nullptr) {
-      if (node.op_type() == "ZipMap") {
-        Emitter::refuse(node, "ZipMap (a list of maps of class probabilities) is not supported: "
-                              "export the classifier without it (skl2onnx: options={id(model): "
-                              "{'zipmap': False}})");
-      }
-      Emitter::refuse(node, "operator " +
-                                (node.domain().empty() ? std::string() : node.domain() + ".") +
-                                node.op_type() + " is not supported (see docs/models.md for the "
-                                "operators the ONNX backend lowers)");
-    }
-    lowering(e, node);
+    table.find(node.domain(), node.op_type())(e, node);  // known: refuse_unknown_operators
     for (const std::string& output : node.output()) {
       if (!output.empty() && !e.bound(output)) {
         Emitter::refuse(node, "output '" + output + "' was not produced (optional outputs "
