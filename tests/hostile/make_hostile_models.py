@@ -35,6 +35,9 @@ What each file is:
   bad_garbage.pt             4 KiB of deterministic pseudo-random bytes (clean error)
   bad_no_data_pkl.pt         a valid archive without its data.pkl entry (clean error)
   bad_version.pt             a valid archive whose `version` record is 999 (clean error)
+  onnx_mlp.onnx              ONNX seeds of the fuzzer (stored with backend ONNX): an MLP
+  onnx_shapes.onnx           and a model whose graph computes shapes (Shape, Gather, Concat,
+                             Reshape, Transpose), both from torch.onnx.export at opset 13
 """
 import hashlib
 import io
@@ -290,6 +293,31 @@ def check_archive(path: str) -> str:
     return LOADS if result.returncode == 0 else FAILS
 
 
+class OnnxMlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.a = torch.nn.Linear(4, 8)
+        self.b = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.b(torch.tanh(self.a(x))), dim=-1)
+
+
+class OnnxShapes(torch.nn.Module):
+    def forward(self, x):
+        flat = x.reshape(x.size(0), -1)
+        return torch.cat([flat, flat * 2], dim=1).transpose(0, 1)
+
+
+def onnx_bytes(module, example) -> bytes:
+    """`module` exported to ONNX (opset 13, a dynamic first dimension)."""
+    buffer = io.BytesIO()
+    torch.onnx.export(module.eval(), example, buffer, opset_version=13, input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "n"}})
+    return buffer.getvalue()
+
+
 def main(argv: List[str]) -> int:
     args = argv[1:]
     check = "--check" in args
@@ -344,6 +372,11 @@ def main(argv: List[str]) -> int:
                "valid archive without data.pkl")
     save_bytes("bad_version.pt", write_archive(tiny, {"version": b"999\n"}), FAILS,
                "version record 999")
+
+    save_bytes("onnx_mlp.onnx", onnx_bytes(OnnxMlp(), torch.randn(2, 4)), None,
+               "ONNX: Linear, Tanh, Linear, Softmax")
+    save_bytes("onnx_shapes.onnx", onnx_bytes(OnnxShapes(), torch.randn(2, 3, 4)), None,
+               "ONNX: shapes computed in the graph")
 
     failures = 0
     for name, expected, note in written:

@@ -4,7 +4,9 @@
 // Usage: model_archive_fuzz SEED_DIR [SECONDS] [--seed N] [--iterations N] [--check-every N]
 //                           [--timeout-ms N] [--artifacts DIR] [--replay FILE]
 //
-// Every *.pt file of SEED_DIR is a seed (make_models.py and make_hostile_models.py write them).
+// Every *.pt file of SEED_DIR is a seed (make_models.py and make_hostile_models.py write them),
+// and every *.onnx file a seed stored with backend ONNX (raw mutations only: the ONNX loader's
+// protobuf parser, checker, shape inference and lowering get the mutated bytes).
 // Each iteration takes a seed and applies one to four mutations: raw ones on the bytes (bit flips,
 // interesting values, inserted, removed and duplicated ranges, truncation) and, when the input
 // parses as a zip, structured ones that rewrite a well-formed archive (an entry's bytes mutated,
@@ -254,11 +256,13 @@ struct Seed {
   std::string name;
   std::string bytes;
   std::optional<std::vector<ZipEntry>> entries;
+  std::string backend;  // TORCH or ONNX
 };
 
 struct Input {
   std::string bytes;
   std::string origin;  // seed file and the mutations applied, for the report
+  std::string backend;
 };
 
 // Pickle opcodes the unpickler acts on: replacing one byte of a pickle by one of these changes
@@ -275,7 +279,7 @@ class Mutator {
 
   Input next() {
     const Seed& seed = seeds_[below(seeds_.size())];
-    Input input{seed.bytes, seed.name};
+    Input input{seed.bytes, seed.name, seed.backend};
     const std::size_t rounds = 1 + below(4);
     for (std::size_t round = 0; round < rounds; ++round) {
       std::optional<std::vector<ZipEntry>> entries =
@@ -459,9 +463,10 @@ struct Outcome {
   std::string text;  // the error reply, or why the reply was lost
 };
 
-Outcome store(RawClient& client, const std::string& key, const std::string& blob, int timeout_ms) {
+Outcome store(RawClient& client, const std::string& key, const std::string& blob, int timeout_ms,
+              const std::string& backend = "TORCH") {
   try {
-    client.send({"AI.MODELSTORE", key, "TORCH", "CPU", "BLOB", blob});
+    client.send({"AI.MODELSTORE", key, backend, "CPU", "BLOB", blob});
     RespReply reply = client.read_reply(timeout_ms);
     if (reply.is_ok()) return {Outcome::Kind::kAccepted, {}};
     if (reply.is_error()) return {Outcome::Kind::kRefused, reply.text};
@@ -535,7 +540,8 @@ int report_failure(ServerProcess& server, const Options& options, std::uint64_t 
   std::filesystem::create_directories(options.artifacts);
   const std::filesystem::path saved =
       options.artifacts / ("model-archive-seed" + std::to_string(options.seed) + "-iteration" +
-                           std::to_string(iteration) + ".pt");
+                           std::to_string(iteration) +
+                           (input.backend == "ONNX" ? ".onnx" : ".pt"));
   std::ofstream(saved, std::ios::binary) << input.bytes;
   std::cout << "FAILURE at iteration " << iteration << " (seed " << options.seed << "): " << fate
             << "\n  " << what << "\n  input: " << saved.string() << " (" << input.bytes.size()
@@ -549,7 +555,8 @@ int report_failure(ServerProcess& server, const Options& options, std::uint64_t 
 // Stores one file as it is: exit 0 when the server replies and still answers, 1 otherwise.
 int replay(ServerProcess& server, RawClient& client, const Options& options) {
   const std::string bytes = read_file(options.replay);
-  Outcome outcome = store(client, "fuzz:model", bytes, options.timeout_ms);
+  Outcome outcome = store(client, "fuzz:model", bytes, options.timeout_ms,
+                          options.replay.extension() == ".onnx" ? "ONNX" : "TORCH");
   std::optional<std::string> failed;
   if (outcome.kind == Outcome::Kind::kLost)
     failed = "AI.MODELSTORE: " + outcome.text;
@@ -569,9 +576,11 @@ int replay(ServerProcess& server, RawClient& client, const Options& options) {
 std::vector<Seed> load_seeds(const std::filesystem::path& dir) {
   std::vector<Seed> seeds;
   for (const auto& file : std::filesystem::directory_iterator(dir))
-    if (file.path().extension() == ".pt") {
-      Seed seed{file.path().filename().string(), read_file(file.path()), std::nullopt};
-      seed.entries = parse_zip(seed.bytes);
+    if (file.path().extension() == ".pt" || file.path().extension() == ".onnx") {
+      const bool onnx = file.path().extension() == ".onnx";
+      Seed seed{file.path().filename().string(), read_file(file.path()), std::nullopt,
+                onnx ? "ONNX" : "TORCH"};
+      if (!onnx) seed.entries = parse_zip(seed.bytes);
       seeds.push_back(std::move(seed));
     }
   // Directory order is the file system's: sort so a seed number means the same run everywhere.
@@ -621,7 +630,7 @@ int run(const Options& options) {
   for (; iteration < options.max_iterations && Clock::now() < deadline; ++iteration) {
     Input input = mutator.next();
     const auto sent = Clock::now();
-    Outcome outcome = store(client, "fuzz:model", input.bytes, options.timeout_ms);
+    Outcome outcome = store(client, "fuzz:model", input.bytes, options.timeout_ms, input.backend);
     latencies_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
     if (latencies_ms.back() > options.timeout_ms / 10.0)  // a near-hang, named before it grows
       std::cout << "  slow store at iteration " << iteration << ": " << std::fixed
