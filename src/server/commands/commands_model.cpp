@@ -499,15 +499,16 @@ Outcome ai_config(CommandContext& c) {
 void add_model_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"AI.MODELSTORE", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelstore, "model",
-     "key TORCH device [TAG tag] [KEEP n] [BATCHSIZE n [MINBATCHSIZE m [MINBATCHTIMEOUT ms]]] "
-     "[INPUTS n name ...] [OUTPUTS n name ...] BLOB chunk [chunk ...]",
-     "Stores a TorchScript model (chunks are concatenated); replacing a key bumps its version "
+     "key TORCH|ONNX device [TAG tag] [KEEP n] [BATCHSIZE n [MINBATCHSIZE m [MINBATCHTIMEOUT "
+     "ms]]] [INPUTS n name ...] [OUTPUTS n name ...] BLOB chunk [chunk ...]",
+     "Stores a TorchScript archive (TORCH) or an ONNX model (ONNX, lowered to TorchScript when "
+     "stored; docs/models.md) (chunks are concatenated); replacing a key bumps its version "
      "while running executions finish on the old one. KEEP n (slipstream, at most 64) keeps the "
      "n versions before this one loaded, for AI.MODELEXECUTE ... VERSION (not in snapshots). "
      "+OK, or the backend's error.",
      no_routed_keys},
     {"AI.MODELSET", -6, kWrite | kDenyOom | kBlocking, 1, 1, 1, modelset, "model",
-     "key TORCH device [TAG tag] [BATCHSIZE n ...] [INPUTS name ...] [OUTPUTS name ...] "
+     "key TORCH|ONNX device [TAG tag] [BATCHSIZE n ...] [INPUTS name ...] [OUTPUTS name ...] "
      "BLOB chunk [chunk ...]",
      "Older form of AI.MODELSTORE (uncounted INPUTS/OUTPUTS).", no_routed_keys},
     {"AI.MODELGET", -2, kReadOnly, 1, 1, 1, modelget, "model", "key [META] [BLOB]",
@@ -530,8 +531,9 @@ void add_model_commands(std::vector<CommandSpec>& out) {
      "samples, calls, errors, then version, runs, batches, mean_batch_size, queue_wait_us, "
      "run_time_us.", no_routed_keys},
     {"AI.CONFIG", -2, kAdmin, 0, 0, 0, ai_config, "model",
-     "MODEL_CHUNK_SIZE n | GET MODEL_CHUNK_SIZE | BACKENDSPATH path | LOADBACKEND TORCH path",
-     "Model chunk size; backend paths are accepted for compatibility (TORCH is built in)."},
+     "MODEL_CHUNK_SIZE n | GET MODEL_CHUNK_SIZE | BACKENDSPATH path | LOADBACKEND TORCH|ONNX path",
+     "Model chunk size; backend paths are accepted for compatibility (TORCH and ONNX are built "
+     "in)."},
   });
 }
 
