@@ -3,7 +3,8 @@
 # TorchScript modules (the analytic formula, and the learned closure's architecture with its
 # initial weights), then runs slipstream-ocean in process with each: the analytic model must
 # reproduce the Fortran formula in every cell of every step (--check-analytic: the layout), the
-# closure must run with a non-zero inference fraction, and a missing model file must fail.
+# closure must run with a non-zero inference fraction, and a missing model file must fail. The
+# same two models exported to ONNX must do the same, the closure with TorchScript's energy figures.
 # Usage: local_closure_test.sh SLIPSTREAM_OCEAN PYTHON3 WORK_DIR
 set -euo pipefail
 ocean=$1 python=$2 work=$3
@@ -19,6 +20,9 @@ torch.manual_seed(0)
 torch.jit.script(t.Analytic()).save("analytic.pt")
 closure = t.Closure(torch.zeros(4), torch.ones(4), -10.0, 2.0)
 torch.jit.script(closure).save("closure.pt")
+# The same two models as ONNX (issue: ONNX closures run with the same figures).
+t.export_onnx(t.Analytic(), "analytic.onnx")
+t.export_onnx(closure, "closure.onnx")
 PY
 
 "$ocean" --nx 16 --ny 12 --steps 200 --closure local --model-file analytic.pt \
@@ -31,6 +35,31 @@ grep -q 'served vs analytic log EKE, max |diff|' analytic.log
 grep -q 'slipstream-ocean: local closure .* us/step' closure.log
 # Every row after the first has a positive inference fraction (the model ran every step).
 awk -F, 'NR > 2 && !($9 > 0) { bad = 1 } END { exit bad || NR < 4 }' closure.csv
+
+# ONNX: the analytic model reproduces the formula, and the learned closure gives the same energy
+# figures as its TorchScript form (float32 models of the same weights; the runs feed the closure
+# back into the flow, so they are compared within 1e-5 relative, not bit for bit).
+"$ocean" --nx 16 --ny 12 --steps 200 --closure local --model-file analytic.onnx \
+         --check-analytic 1e-4 | tee analytic_onnx.log
+grep -q 'served vs analytic log EKE, max |diff|' analytic_onnx.log
+"$ocean" --nx 16 --ny 12 --steps 200 --closure local --model-file closure.onnx \
+         --csv closure_onnx.csv --csv-every 50 | tee closure_onnx.log
+"$python" -B - <<'PY'
+import csv
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+torch_rows, onnx_rows = rows("closure.csv"), rows("closure_onnx.csv")
+assert len(torch_rows) == len(onnx_rows) and len(torch_rows) >= 3, (len(torch_rows), len(onnx_rows))
+energy = [k for k in torch_rows[0] if "energy" in k or k in ("ke", "pe", "eke")]
+assert energy, f"no energy column in {list(torch_rows[0])}"
+for a, b in zip(torch_rows, onnx_rows):
+    for k in energy:
+        x, y = float(a[k]), float(b[k])
+        assert abs(x - y) <= 1e-5 * max(abs(x), abs(y), 1e-30), (a["step"] if "step" in a else a, k, x, y)
+print(f"ONNX closure: {len(energy)} energy columns equal to TorchScript's within 1e-5 over "
+      f"{len(torch_rows)} rows")
+PY
 
 if "$ocean" --nx 8 --ny 8 --steps 2 --closure local --model-file missing.pt 2> missing.err; then
   echo "FAILED: a missing model file did not fail the run" >&2

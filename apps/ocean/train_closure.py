@@ -9,9 +9,13 @@ in README.md: per coarse cell mke, slope, vorticity, rd_over_dx, log_eke). Outpu
   normalisation is inside the module, so the model is self-contained and Fortran sends raw values.
 - analytic.pt (--analytic): analytic_log_eke of ocean_model.f90 as TorchScript, for checking the
   layout end to end (`slipstream-ocean --closure server --check-analytic TOL`).
+- closure.onnx (--onnx FILE): the same closure exported to ONNX (opset 17, the flat input of any
+  length), for servers and programs that take ONNX models (`--closure server` with it stored as
+  backend ONNX, `--closure local --model-file closure.onnx`).
 - metrics.json: train / held-out MSE and the predict-the-mean baseline.
 
-With --store NAME the model is stored on the server (SSDB) through the Python client.
+With --store NAME the model is stored on the server (SSDB) through the Python client (the ONNX
+file, as backend ONNX, when --onnx is given).
 Exit status 1 if the held-out MSE is not below the baseline (the model learnt nothing useful).
 """
 import argparse
@@ -82,11 +86,20 @@ class Analytic(torch.nn.Module):
         return torch.log(1e-6 + mke / (1 + x[:, 3] ** 2)).to(torch.float32)
 
 
+def export_onnx(module, path):
+    """`module` (a closure or the analytic model) as ONNX: the flat cell-major input the Fortran
+    side sends, of any length."""
+    torch.onnx.export(module.eval(), torch.ones(4 * 3), path, opset_version=17,
+                      input_names=["features"], output_names=["log_eke"],
+                      dynamic_axes={"features": {0: "values"}, "log_eke": {0: "cells"}})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+", help="training files (--features-out)")
     ap.add_argument("--out", default="closure.pt")
     ap.add_argument("--analytic", default="", help="also write the analytic model here")
+    ap.add_argument("--onnx", default="", help="also write the closure as ONNX here")
     ap.add_argument("--metrics", default="metrics.json")
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--hidden", type=int, default=32)
@@ -146,6 +159,9 @@ def main():
         assert torch.equal(flat, scripted(x_ho)) and flat.shape == (len(x_ho),)
     scripted.save(args.out)
     print(f"train_closure: wrote {args.out}")
+    if args.onnx:
+        export_onnx(model, args.onnx)
+        print(f"train_closure: wrote {args.onnx}")
     if args.analytic:
         torch.jit.script(Analytic()).save(args.analytic)
         print(f"train_closure: wrote {args.analytic}")
@@ -156,8 +172,10 @@ def main():
         import slipstream  # the Python client; SSDB gives the server
         client = slipstream.Client()
         if args.store:
-            client.set_model_from_file(args.store, args.out, backend="TORCH", device="CPU")
-            print(f"train_closure: stored {args.out} as model {args.store}")
+            stored = args.onnx or args.out
+            client.set_model_from_file(args.store, stored, backend="ONNX" if args.onnx else "TORCH",
+                                       device="CPU")
+            print(f"train_closure: stored {stored} as model {args.store}")
         if args.store_analytic:
             client.set_model_from_file(args.store_analytic, args.analytic, backend="TORCH",
                                        device="CPU")
