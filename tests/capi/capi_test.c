@@ -621,6 +621,21 @@ static void test_models(slipstream_client_t* client, const char* models_dir) {
                                      SLIPSTREAM_FLOAT32, SLIPSTREAM_C_ORDER));
   for (int i = 0; i < 6; ++i) CHECK(y[i] == x[i] * 2 + 1);
 
+  /* The same model exported to ONNX, stored with backend ONNX. */
+  {
+    char onnx_path[4096];
+    float z[6];
+    snprintf(onnx_path, sizeof onnx_path, "%s/scale.onnx", models_dir);
+    EXPECT_OK(slipstream_set_model_from_file(client, "capi.scale_onnx", NTS, onnx_path, NTS,
+                                             "ONNX", NTS, "CPU", NTS, NULL));
+    const char* onnx_outputs[] = {"capi.z"};
+    EXPECT_OK(slipstream_run_model(client, "capi.scale_onnx", NTS, inputs, NULL, 1, onnx_outputs,
+                                   NULL, 1, 0));
+    EXPECT_OK(slipstream_unpack_tensor(client, "capi.z", NTS, z, sizeof z, shape, 2,
+                                       SLIPSTREAM_FLOAT32, SLIPSTREAM_C_ORDER));
+    for (int i = 0; i < 6; ++i) CHECK(z[i] == x[i] * 2 + 1);
+  }
+
   /* One round trip: put, run, get. */
   const slipstream_tensor_ref_t in = {"capi.x2",         NTS, x, shape, 2, SLIPSTREAM_FLOAT32,
                                       SLIPSTREAM_C_ORDER};

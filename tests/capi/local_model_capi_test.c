@@ -12,7 +12,7 @@
 /* After slipstream_local.h, which includes slipstream.h. */
 #include "capi_checks.h"
 
-static char mlp_path[4096], two_outputs_path[4096];
+static char mlp_path[4096], two_outputs_path[4096], mlp_onnx_path[4096];
 
 /* make_models.py's Mlp: relu(x W1^T + b1) W2^T + b2 with its fixed weights, in float. */
 static float mlp_expected(const float* x) {
@@ -100,6 +100,22 @@ static void test_mlp(void) {
     for (row = 0; row < 3; ++row) CHECK(fabsf(y[row] - mlp_expected(x + 4 * row)) < 1e-5f);
     EXPECT_OK(slipstream_local_model_destroy(&model));
   }
+}
+
+/* The same MLP exported to ONNX: LocalModel tells the format from the file. */
+static void test_onnx(void) {
+  const float x[12] = {0.5f, 1.0f, -2.0f, -1.0f, 1.0f, 0.0f, 2.0f, 1.0f, 3.0f, 0.25f, 1.0f, -0.5f};
+  const int64_t shape[2] = {3, 4}, out_shape[2] = {3, 1};
+  float y[3] = {0, 0, 0};
+  slipstream_local_model_t* model = NULL;
+  slipstream_tensor_ref_t input = input_ref(x, shape, 2, SLIPSTREAM_FLOAT32, SLIPSTREAM_C_ORDER);
+  slipstream_local_output_t output =
+      output_buffer(y, sizeof y, out_shape, 2, SLIPSTREAM_FLOAT32, SLIPSTREAM_C_ORDER);
+  int row;
+  EXPECT_OK(slipstream_local_model_load_file(mlp_onnx_path, NTS, "CPU", NTS, &model));
+  EXPECT_OK(slipstream_local_model_run(model, &input, 1, &output, 1));
+  for (row = 0; row < 3; ++row) CHECK(fabsf(y[row] - mlp_expected(x + 4 * row)) < 1e-5f);
+  EXPECT_OK(slipstream_local_model_destroy(&model));
 }
 
 /* forward(a, b) = (a + b, a * b) on [2, 3] doubles: a in Fortran order, b in C order, the sum
@@ -233,8 +249,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   snprintf(mlp_path, sizeof mlp_path, "%s/mlp.pt", argv[1]);
+  snprintf(mlp_onnx_path, sizeof mlp_onnx_path, "%s/mlp.onnx", argv[1]);
   snprintf(two_outputs_path, sizeof two_outputs_path, "%s/two_outputs.pt", argv[1]);
   test_mlp();
+  test_onnx();
   test_orders();
   test_errors();
   if (failures != 0) {

@@ -59,6 +59,14 @@ contains
     end do
     call check(model%destroy(), 'destroy')
     call check(model%destroy(), 'destroy again')
+    ! The same MLP exported to ONNX: the format is told from the file.
+    y = -7
+    call check(model%load(models // '/mlp.onnx'), 'load mlp.onnx')
+    call check(model%run([local_tensor(x)], [local_tensor(y)]), 'run mlp.onnx')
+    do r = 1, 3
+      call expect(abs(y(r, 1) - mlp_expected(x(r, :))) < 1e-5, 'mlp.onnx row value')
+    end do
+    call check(model%destroy(), 'destroy mlp.onnx')
   end subroutine test_mlp
 
   !> forward(a, b) = (a + b, a * b): real64 of rank 2 and int64 of rank 1.

@@ -1,4 +1,6 @@
-"""Writes the TorchScript models the server integration tests use into the directory given.
+"""Writes the TorchScript models the server integration tests use into the directory given, and
+mlp.onnx and scale.onnx: the same Mlp and Scale exported to ONNX (opset 17, a dynamic first
+dimension) for the ONNX tests of the C and Fortran clients.
 
 Run with Debian's python3 (python3-torch). Weights are fixed so tests can compute the expected
 outputs by hand: see tests/integration/model_test.cpp.
@@ -68,6 +70,11 @@ def main():
     torch.jit.trace(Scale(), torch.zeros(2, 3)).save(os.path.join(out, "scale.pt"))
     torch.jit.script(SineMlp()).save(os.path.join(out, "sine_mlp.pt"))
     torch.jit.script(XySamples()).save(os.path.join(out, "xy_samples.pt"))
+    for name, module, example in (("mlp", Mlp(), torch.zeros(2, 4)),
+                                  ("scale", Scale(), torch.zeros(2, 3))):
+        torch.onnx.export(module.eval(), example, os.path.join(out, name + ".onnx"),
+                          opset_version=17, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
     print("models written to", out)
 
 
