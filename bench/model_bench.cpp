@@ -14,6 +14,11 @@
 // between this process and a forked child (the floor any server call pays, twice over for a
 // sandboxed run: client to server, server to its model worker), and a PING to the server (one
 // round trip plus command parsing and dispatch, no model).
+//
+// The same model exported to ONNX (torch.onnx.export, opset 17) and stored with backend ONNX
+// (lowered to TorchScript when stored) runs in the same repetitions, on the server and in
+// process: its table gives ONNX's latency beside TorchScript's and their ratio, and the time a
+// store of each takes (median of 5 stores of the model's bytes).
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -72,15 +77,18 @@ with torch.no_grad():
         m.output.weight[0, o] = ((o % 5) - 2) * 0.5
     m.output.bias[0] = 0.375
 torch.jit.save(torch.jit.script(m), sys.argv[1])
+torch.onnx.export(m, torch.zeros(1, 4), sys.argv[2], opset_version=17, input_names=["x"],
+                  output_names=["y"], dynamic_axes={"x": {0: "cells"}, "y": {0: "cells"}})
 )PY";
 
 /// Writes the EKE model with Debian's python3-torch (/usr/bin/python3, whatever python3 is first
-/// on PATH) and returns its path.
+/// on PATH), as TorchScript and as ONNX, and returns the TorchScript file's path (the ONNX one
+/// is beside it: eke.onnx).
 std::string make_model(const TempDir& dir) {
   const std::string script = dir.path() + "/make_model.py", model = dir.path() + "/eke.pt";
   std::ofstream(script) << kMakeModel;
-  const std::string command =
-      "/usr/bin/python3 " + script + " " + model + " > " + dir.path() + "/python.log 2>&1";
+  const std::string command = "/usr/bin/python3 " + script + " " + model + " " + dir.path() +
+                              "/eke.onnx > " + dir.path() + "/python.log 2>&1";
   if (std::system(command.c_str()) != 0) {
     throw std::runtime_error(
         "/usr/bin/python3 could not write the model (python3-torch "
@@ -159,7 +167,7 @@ struct Batch {
   }
 };
 
-enum Method { kLocal, kServerOn, kServerRun, kMethods };
+enum Method { kLocal, kServerOn, kServerRun, kOnnxLocal, kOnnxServerOn, kMethods };
 
 /// A forked child that echoes every byte it reads on one end of a socketpair, until it is closed.
 class EchoChild {
@@ -247,9 +255,23 @@ int main(int argc, char** argv) {
     ServerChild server = start_server(binary, server_args);
     const std::string address = "unix://" + server.socket();
     const auto local = slipstream::LocalModel::from_file(model_path, "CPU");
+    const std::string onnx_path = dir.path() + "/eke.onnx";
+    const std::string onnx_model = read_file(onnx_path);
+    const auto local_onnx = slipstream::LocalModel::from_file(onnx_path, "CPU");
 
     Client client(address);
+    // Store times: 5 stores of each form of the model, medians.
+    std::vector<double> store_ms[2];
+    for (int k = 0; k < 5; ++k) {
+      for (int onnx = 0; onnx < 2; ++onnx) {
+        const auto start = Clock::now();
+        client.set_model("eke_store", onnx ? onnx_model : model, onnx ? "ONNX" : "TORCH");
+        store_ms[onnx].push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      }
+    }
     client.set_model("eke", model);
+    client.set_model("eke_onnx", onnx_model, "ONNX");
     slipstream::ModelOptions batching;
     batching.batch_size = batch_size;
     client.set_model("eke_batched", model, "TORCH", "CPU", batching);
@@ -273,9 +295,16 @@ int main(int argc, char** argv) {
               slipstream::MutableTensorRef::of<float>(b.y, b.y_shape)};
           return measure(1, settings, [&](int) { local.run(refs, out); });
         }
+        case kOnnxLocal: {
+          std::vector<slipstream::MutableTensorRef> out{
+              slipstream::MutableTensorRef::of<float>(b.y, b.y_shape)};
+          return measure(1, settings, [&](int) { local_onnx.run(refs, out); });
+        }
         case kServerOn:
+        case kOnnxServerOn:
           return measure(1, settings, [&](int) {
-            auto y = client.run_model_on("eke", refs, {y_name});
+            auto y = client.run_model_on(method == kOnnxServerOn ? "eke_onnx" : "eke", refs,
+                                         {y_name});
             std::copy_n(y[0].data<float>().data(), b.y.size(), b.y.data());
           });
         default:
@@ -381,6 +410,27 @@ int main(int argc, char** argv) {
                   format_number(on.calls_per_second * cells).c_str(),
                   on.calls_per_second / local_f.calls_per_second);
     }
+    std::printf(
+        "\nThe same model stored as ONNX (lowered to TorchScript when stored) against "
+        "TorchScript (latency p50 in us):\n\n");
+    std::printf(
+        "| cells | TorchScript, server | ONNX, server | ratio (ONNX/TorchScript) | "
+        "TorchScript, in-process | ONNX, in-process | ratio |\n");
+    std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      Figures ts = median_of(cell_runs[i][kServerOn]), ox = median_of(cell_runs[i][kOnnxServerOn]);
+      Figures ts_local = median_of(cell_runs[i][kLocal]);
+      Figures ox_local = median_of(cell_runs[i][kOnnxLocal]);
+      std::printf("| %lld | %s | %s | %.2fx | %s | %s | %.2fx |\n",
+                  static_cast<long long>(batches[i]), format_number(ts.p50_us).c_str(),
+                  format_number(ox.p50_us).c_str(), ox.p50_us / ts.p50_us,
+                  format_number(ts_local.p50_us).c_str(), format_number(ox_local.p50_us).c_str(),
+                  ox_local.p50_us / ts_local.p50_us);
+    }
+    std::printf("\nStore time (AI.MODELSTORE of the model's bytes, median of 5): TorchScript %s "
+                "ms (%zu bytes), ONNX %s ms (%zu bytes).\n",
+                format_number(percentile(store_ms[0], 0.5)).c_str(), model.size(),
+                format_number(percentile(store_ms[1], 0.5)).c_str(), onnx_model.size());
     std::printf("\nAnchors (round trip p50 in us):\n\n");
     std::printf("| round trip | p50 |\n|---|---:|\n");
     std::printf("| 1 byte over a Unix socketpair, to a forked child and back | %s |\n",

@@ -17,6 +17,12 @@ void lower_Gemm(Emitter& e, const onnx::NodeProto& node) {
   if (Emitter::attr_int(node, "transB", 0) != 0) b += ".t()";
   const double alpha = Emitter::attr_float(node, "alpha", 1.0F);
   const double beta = Emitter::attr_float(node, "beta", 1.0F);
+  // The common case, a dense layer: one addmm (the multiply and the bias in one kernel, as
+  // TorchScript's linear runs it) instead of a matmul and a separate add over its result.
+  if (Emitter::has_input(node, 2) && alpha == 1.0 && beta == 1.0) {
+    e.out(node, 0, "torch.addmm(" + e.in(node, 2) + ", " + a + ", " + b + ")");
+    return;
+  }
   std::string expression = "torch.matmul(" + a + ", " + b + ")";
   if (alpha != 1.0) expression = Emitter::number(alpha) + " * " + expression;
   if (Emitter::has_input(node, 2)) {
