@@ -44,22 +44,7 @@ awk -F, 'NR > 2 && !($9 > 0) { bad = 1 } END { exit bad || NR < 4 }' closure.csv
 grep -q 'served vs analytic log EKE, max |diff|' analytic_onnx.log
 "$ocean" --nx 16 --ny 12 --steps 200 --closure local --model-file closure.onnx \
          --csv closure_onnx.csv --csv-every 50 | tee closure_onnx.log
-"$python" -B - <<'PY'
-import csv
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
-torch_rows, onnx_rows = rows("closure.csv"), rows("closure_onnx.csv")
-assert len(torch_rows) == len(onnx_rows) and len(torch_rows) >= 3, (len(torch_rows), len(onnx_rows))
-energy = [k for k in torch_rows[0] if "energy" in k or k in ("ke", "pe", "eke")]
-assert energy, f"no energy column in {list(torch_rows[0])}"
-for a, b in zip(torch_rows, onnx_rows):
-    for k in energy:
-        x, y = float(a[k]), float(b[k])
-        assert abs(x - y) <= 1e-5 * max(abs(x), abs(y), 1e-30), (a["step"] if "step" in a else a, k, x, y)
-print(f"ONNX closure: {len(energy)} energy columns equal to TorchScript's within 1e-5 over "
-      f"{len(torch_rows)} rows")
-PY
+"$python" -B "$here/compare_energy.py" closure.csv closure_onnx.csv
 
 if "$ocean" --nx 8 --ny 8 --steps 2 --closure local --model-file missing.pt 2> missing.err; then
   echo "FAILED: a missing model file did not fail the run" >&2
