@@ -29,6 +29,16 @@ std::string torch_dtype(int onnx_type, std::string_view where) {
                 "uint8, bool)");
 }
 
+bool is_integer_type(int onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int Emitter::opset(const std::string& domain) const {
   auto it = opsets_.find(domain == "ai.onnx" ? std::string() : domain);
   return it == opsets_.end() ? 0 : it->second;

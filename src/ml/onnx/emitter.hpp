@@ -34,6 +34,8 @@ class Refused : public std::invalid_argument {
 /// `torch.float32`); throws Refused for types libtorch 1.13 has no tensors of (strings, unsigned
 /// 16/32/64-bit, complex). kInt64 and kBool are the two the lowerings write themselves.
 std::string torch_dtype(int onnx_type, std::string_view where);
+/// True for the signed and unsigned integer element types the lowering carries (int8-64, uint8).
+bool is_integer_type(int onnx_type);
 inline constexpr const char* kInt64 = "4";
 inline constexpr const char* kBool = "11";
 

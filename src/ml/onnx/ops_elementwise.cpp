@@ -6,16 +6,6 @@
 namespace slipstream::ml::onnx_import {
 namespace {
 
-bool is_integer(int type) {
-  switch (type) {
-    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // ---- Unary: out = expression(x).
 template <const char* kFormat>
 void unary(Emitter& e, const onnx::NodeProto& node) {
@@ -155,7 +145,7 @@ void lower_Xor(Emitter& e, const onnx::NodeProto& node) { binary(e, node, "torch
 
 // Integer division truncates toward zero in ONNX (as C), where torch's `/` would give floats.
 void lower_Div(Emitter& e, const onnx::NodeProto& node) {
-  if (is_integer(e.input_type(node, 0))) {
+  if (is_integer_type(e.input_type(node, 0))) {
     e.out(node, 0, "torch.div(" + e.in(node, 0) + ", " + e.in(node, 1) + ", rounding_mode='trunc')");
   } else {
     binary(e, node, "torch.div");

@@ -9,16 +9,6 @@
 namespace slipstream::ml::onnx_import {
 namespace {
 
-bool is_integer(int type) {
-  switch (type) {
-    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Axes given at run time (ReduceSum's input), an empty list meaning every axis.
 constexpr char kAxes[] = R"(
 def onnx_reduce_axes(self, x: Tensor, axes: Tensor) -> List[int]:
@@ -158,7 +148,7 @@ void lower_reduction(Emitter& e, const onnx::NodeProto& node) {
 
   const int type = e.input_type(node, 0);
   const bool half = type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-  const char* wide_type = reduction->widen_integers && is_integer(type) ? "7"
+  const char* wide_type = reduction->widen_integers && is_integer_type(type) ? "7"
                           : reduction->widen_halves && half              ? "6"
                                                                          : nullptr;
   std::string input = x;
