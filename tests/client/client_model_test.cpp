@@ -27,7 +27,8 @@ using ::slipstream::testing::Transport;
 using ::slipstream::testing::unique;
 
 // eke.pt: the EKE-shaped MLP, Linear(4, 8) + ReLU + Linear(8, 1), weights from the formulas of
-// eke_reference below. two_io.pt: forward(a, b) -> (a + b, a * b).
+// eke_reference below, and eke.onnx: the same module exported to ONNX (opset 17, a dynamic
+// batch). two_io.pt: forward(a, b) -> (a + b, a * b).
 constexpr const char* kMakeModels = R"PY(
 import sys, torch
 out = sys.argv[1]
@@ -47,6 +48,8 @@ with torch.no_grad():
         m.output.weight[0, o] = ((o % 5) - 2) * 0.5
     m.output.bias[0] = 0.375
 torch.jit.save(torch.jit.script(m), out + '/eke.pt')
+torch.onnx.export(m, torch.zeros(1, 4), out + '/eke.onnx', opset_version=17, input_names=['x'],
+                  output_names=['y'], dynamic_axes={'x': {0: 'n'}, 'y': {0: 'n'}})
 class TwoInTwoOut(torch.nn.Module):
     def forward(self, a, b):
         return a + b, a * b
@@ -73,7 +76,7 @@ std::string read_all(const std::filesystem::path& path) {
 /// per version of kMakeModels into /tmp and reused (made in a private directory, then renamed).
 struct Models {
   std::filesystem::path directory;
-  std::string eke, two_io;
+  std::string eke, eke_onnx, two_io;
   std::string error;  // why generation failed; empty on success
 };
 
@@ -106,8 +109,9 @@ const Models& models() {
       if (ignored) std::filesystem::remove_all(scratch, ignored);
     }
     m.eke = read_all(m.directory / "eke.pt");
+    m.eke_onnx = read_all(m.directory / "eke.onnx");
     m.two_io = read_all(m.directory / "two_io.pt");
-    if (m.eke.empty() || m.two_io.empty()) m.error = "model files are empty";
+    if (m.eke.empty() || m.eke_onnx.empty() || m.two_io.empty()) m.error = "model files are empty";
     return m;
   }();
   return made;
@@ -194,6 +198,19 @@ class ModelTest : public ::testing::TestWithParam<Transport> {
 };
 
 SLIPSTREAM_INSTANTIATE_TRANSPORTS(ModelTest);
+
+// The same model exported to ONNX and stored with backend ONNX runs like its TorchScript form,
+// and AI.INFO and AI.MODELGET say ONNX and give back the bytes as stored.
+TEST_P(ModelTest, OnnxModelsRunLikeTorchScript) {
+  const std::string name = unique("onnx"), x_name = unique("x"), y_name = unique("y");
+  client().set_model(name, models().eke_onnx, "ONNX", "CPU");
+  const std::vector<float> x = eke_inputs(5, 3);
+  put_cells(x_name, x);
+  client().run_model(name, {x_name}, {y_name});
+  expect_eke_outputs(client().get_tensor(y_name), x, "ONNX");
+  EXPECT_EQ(client().model_info(name).backend, "ONNX");
+  EXPECT_EQ(client().get_model(name), models().eke_onnx);
+}
 
 // Model versions: a run can ask which version ran and pin an earlier one while the model keeps
 // it (KEEP); the pinned run uses that version's own runtime, not just its number.
