@@ -115,12 +115,13 @@ def test_inputs_and_outputs_bound_by_position(client, key):
 
 
 def test_batched_requests_of_several_clients(server, client, key):
-    """BATCHSIZE / MINBATCHSIZE: requests of three clients are run together, and each gets its
-    own rows back."""
+    """BATCHSIZE / MINBATCHSIZE: requests of three clients (2 rows each) are run together, and
+    each gets its own rows back. MINBATCHSIZE 6 waits for all three (up to a minute), so the one
+    batch does not depend on when the threads' requests arrive."""
     torch.manual_seed(3)
     module = Mlp().eval()
     client.set_model(key("m"), exported(module, torch.randn(1, 6), 17), "ONNX", "CPU",
-                     batch_size=6, min_batch_size=3, min_batch_timeout_ms=5000)
+                     batch_size=6, min_batch_size=6, min_batch_timeout_ms=60_000)
     results, errors = {}, []
 
     def one(rank):
