@@ -115,13 +115,14 @@ def test_inputs_and_outputs_bound_by_position(client, key):
 
 
 def test_batched_requests_of_several_clients(server, client, key):
-    """BATCHSIZE / MINBATCHSIZE: requests of three clients (2 rows each) are run together, and
-    each gets its own rows back. MINBATCHSIZE 6 waits for all three (up to a minute), so the one
-    batch does not depend on when the threads' requests arrive."""
+    """BATCHSIZE / MINBATCHSIZE: requests of three clients (2 rows each) are run in fewer runs
+    than requests, and each gets its own rows back. MINBATCHSIZE 3 makes a lone request wait (up
+    to 10 s) for another; with two executor threads each may gather one, so the requests make one
+    or two runs, never three."""
     torch.manual_seed(3)
     module = Mlp().eval()
     client.set_model(key("m"), exported(module, torch.randn(1, 6), 17), "ONNX", "CPU",
-                     batch_size=6, min_batch_size=6, min_batch_timeout_ms=60_000)
+                     batch_size=6, min_batch_size=3, min_batch_timeout_ms=10_000)
     results, errors = {}, []
 
     def one(rank):
@@ -141,7 +142,8 @@ def test_batched_requests_of_several_clients(server, client, key):
     assert not errors, errors
     info = client.model_info(key("m"))
     assert info.backend == "ONNX"
-    assert info.calls == 3 and info.batches == 1 and info.samples == 6, vars(info)
+    assert info.calls == 3 and info.samples == 6 and info.batches in (1, 2), \
+        (info.calls, info.samples, info.batches)
     for rank in range(3):
         with torch.no_grad():
             expected = module(torch.full((2, 6), float(rank))).numpy()
