@@ -156,11 +156,33 @@ std::size_t total_rows(const std::vector<std::shared_ptr<Execution>>& batch) {
 
 }  // namespace
 
+bool Executor::join_gathering(std::shared_ptr<Execution>& execution) {
+  if (!execution->model) return false;
+  for (std::vector<std::shared_ptr<Execution>>* batch : gathering_batches_) {
+    if (batch->empty()) continue;
+    const Execution& first = *batch->front();
+    if (batch_rows(*execution) > 0 && compatible(first, *execution) &&
+        total_rows(*batch) + batch_rows(*execution) <= first.batching.batch_size) {
+      batch->push_back(std::move(execution));
+      gather_wake_.notify_all();
+      return true;
+    }
+  }
+  return false;
+}
+
 // Why members stay kQueued while gathering: a caller's TIMEOUT must still be able to drop a run
 // that is only waiting for others to fill its batch. They are claimed (kRunning) just before the
 // run, and any cancelled meanwhile are left out.
 void Executor::gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
                             std::unique_lock<std::mutex>& lock) {
+  // Other threads add the runs they take for this model to this batch (join_gathering).
+  gathering_batches_.push_back(&batch);
+  struct Unregister {
+    std::vector<std::vector<std::shared_ptr<Execution>>*>& batches;
+    std::vector<std::shared_ptr<Execution>>* batch;
+    ~Unregister() { std::erase(batches, batch); }
+  } unregister{gathering_batches_, &batch};
   while (true) {
     std::erase_if(batch, cancelled);
     if (batch.empty()) return;
@@ -212,6 +234,7 @@ void Executor::work() {
       continue;
     }
     if (cancelled(item.execution)) continue;
+    if (join_gathering(item.execution)) continue;
     std::vector<std::shared_ptr<Execution>> batch{std::move(item.execution)};
     const Execution& first = *batch.front();
     if (first.model && first.batching.batch_size > 0 && batch_rows(first) > 0) {

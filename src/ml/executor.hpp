@@ -114,6 +114,10 @@ class Executor {
   // members cancelled meanwhile; the batch may come back empty.
   void gather_batch(std::vector<std::shared_ptr<Execution>>& batch,
                     std::unique_lock<std::mutex>& lock);
+  // Adds `execution` to a batch another thread is gathering for the same model, if one has room
+  // (mutex_ held); true when it did. Without this, two threads could each gather part of the
+  // requests, each short of MINBATCHSIZE, and wait for each other (forever without a timeout).
+  bool join_gathering(std::shared_ptr<Execution>& execution);
   void run_single(Execution& execution);
   void run_batch(std::vector<std::shared_ptr<Execution>>& batch, std::size_t rows);
   RunLimits limits_from(std::chrono::steady_clock::time_point start,
@@ -123,6 +127,8 @@ class Executor {
   std::condition_variable wake_;         // idle threads: something was queued
   std::condition_variable gather_wake_;  // threads gathering a batch: queued or cancelled
   unsigned gathering_ = 0;               // threads waiting on gather_wake_, guarded by mutex_
+  // The batches being gathered (join_gathering), guarded by mutex_.
+  std::vector<std::vector<std::shared_ptr<Execution>>*> gathering_batches_;
   std::deque<Item> queue_;  // guarded by mutex_
   bool stopping_ = false;   // guarded by mutex_
   std::vector<std::thread> workers_;
