@@ -866,7 +866,9 @@ TEST(StreamClient, RoundRobinReadersEachLoadTheirOwnWholeSteps) {
   reader_options.step_distribution = StepDistribution::kRoundRobin;
   reader_options.strategy = "blocks";  // any strategy: a whole step has one reader
   reader_options.next_timeout = std::chrono::seconds(60);  // a guard
-  std::map<std::uint32_t, std::vector<int>> steps;         // per reader
+  // Per reader, both made before the reader threads start: each thread then touches only its
+  // own vector (inserting from two threads raced on the map, ThreadSanitizer's report).
+  std::map<std::uint32_t, std::vector<int>> steps{{0, {}}, {1, {}}};
   std::atomic<int> wrong{0}, ends{0};
   auto read = [&](std::uint32_t rank, StreamReader& reader) {
     for (;;) {
@@ -905,7 +907,7 @@ TEST(StreamClient, RoundRobinReadersEachLoadTheirOwnWholeSteps) {
         particles += piece.piece.extent[0];
       }
       if (particles != kWriters * (kWriters + 1) / 2) ++wrong;
-      steps[rank].push_back(number);
+      steps.at(rank).push_back(number);
       step.release();
     }
   };
