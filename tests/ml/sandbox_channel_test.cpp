@@ -2,12 +2,15 @@
 // and the confinement of a worker process (confine_worker), checked in a forked child.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -125,6 +128,39 @@ int confined_child(const std::function<int()>& probe) {
 }
 
 #ifdef SLIPSTREAM_HAVE_SECCOMP
+// Issue 26.C2: a thread that was already running when the worker confined itself (libtorch
+// starts its pools when their sizes are set, before confinement) is confined too. Without TSYNC
+// the filter and no-new-privileges reach only the calling thread, and this thread's open works.
+TEST(SandboxConfinementTest, AThreadStartedBeforeConfinementIsConfinedToo) {
+  SocketPair pair;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::atomic<bool> confined{false};
+    std::atomic<int> result{1};
+    std::thread early([&] {
+      while (!confined.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const bool no_new_privs = ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+      const int fd = ::open("/etc/hostname", O_RDONLY);
+      const bool open_refused = fd < 0 && errno == EPERM;
+      if (fd >= 0) ::close(fd);
+      result = (no_new_privs ? 0 : 2) + (open_refused ? 0 : 4);
+    });
+    try {
+      confine_worker(pair.b, ::getppid(), true);
+    } catch (...) {
+      ::_exit(100);
+    }
+    confined = true;
+    early.join();
+    ::_exit(result.load());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "2: the early thread may gain privileges; 4: the early thread may open files";
+}
+
 TEST(SandboxConfinementTest, ConfinedWorkerCannotOpenFilesStartProgramsOrConnect) {
   EXPECT_EQ(confined_child([] { return ::open("/etc/hostname", O_RDONLY) < 0 && errno == EPERM ? 0 : 1; }), 0);
   EXPECT_EQ(confined_child([] { return ::open("/tmp/x", O_WRONLY | O_CREAT, 0600) < 0 ? 0 : 1; }), 0);
