@@ -89,6 +89,8 @@ class SLIPSTREAM_API Attributable {
   void eraseChild(const std::string& name) const;
   /// Forgets child `name` whatever its state.
   void eraseChildNode(const std::string& name) const;
+  /// Renames child `from` to `to` (see Container::rekey).
+  void rekeyChildNode(const std::string& from, const std::string& to) const;
 
   std::shared_ptr<internal::Node> node_;
 };

@@ -98,6 +98,16 @@ class Container : public Attributable {
     map().erase(key);
   }
 
+  /// Gives child `from` the key `to`, with no checks (for the layer: a stream reader's last
+  /// iteration, which nobody else holds, reused for the next step of the same shape).
+  void rekey(const Key& from, const Key& to) {
+    auto handle = map().extract(from);
+    if (handle.empty()) return;
+    handle.key() = to;
+    map().insert(std::move(handle));
+    rekeyChildNode(detail::keyText(from), detail::keyText(to));
+  }
+
   /// Adds a child built from `node` (for the layer's readers, which build the tree they find).
   mapped_type& adopt(const Key& key, std::shared_ptr<internal::Node> node) {
     if (!node) node = adoptChild(detail::keyText(key));

@@ -277,6 +277,14 @@ void Attributable::eraseChildNode(const std::string& name) const {
   node_->child_nodes.erase(name);
 }
 
+void Attributable::rekeyChildNode(const std::string& from, const std::string& to) const {
+  auto handle = node_->child_nodes.extract(from);
+  if (handle.empty()) return;
+  handle.key() = to;
+  handle.mapped()->name = to;
+  node_->child_nodes.insert(std::move(handle));
+}
+
 void Attributable::eraseChild(const std::string& name) const {
   auto found = node_->child_nodes.find(name);
   if (found == node_->child_nodes.end()) return;

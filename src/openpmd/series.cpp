@@ -148,6 +148,7 @@ void SeriesState::adopt_root_attributes(const std::vector<AttributeEntry>& attri
 }
 
 Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
+  read_tree = ReadTree{};
   auto node = std::make_shared<Node>();
   node->name = std::to_string(layout.index);
   node->parent = iterations->node();
@@ -165,6 +166,7 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
   for (ComponentLayout& component : layout.components) {
     std::shared_ptr<Node> target_node =
         node_for(iteration, split(component.path), meshes, particles, true);
+    read_tree.components.push_back(target_node.get());
     if (!target_node) {
       std::cerr << "openPMD: " << target.path << ", iteration " << layout.index << ": '"
                 << component.path << "' is neither a mesh nor a particle record (left out)\n";
@@ -176,9 +178,13 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
     state.has_extent = true;
     state.chunks = std::move(component.chunks);
   }
+  read_tree.reusable = true;
   // Constant components: `value` and `shape` at a path with no dataset.
   std::map<std::string, std::pair<const Attribute*, const Attribute*>> constants;
-  for (const AttributeEntry& entry : layout.attributes) {
+  const bool kept = layout.kept != nullptr;
+  std::vector<AttributeEntry>& attributes =
+      kept ? const_cast<std::vector<AttributeEntry>&>(*layout.kept) : layout.attributes;
+  for (const AttributeEntry& entry : attributes) {
     if (entry.name == "value") constants[entry.path].first = &entry.value;
     if (entry.name == "shape") constants[entry.path].second = &entry.value;
   }
@@ -187,6 +193,7 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
     std::shared_ptr<Node> target_node = node_for(iteration, split(path), meshes, particles, true);
     if (!target_node || target_node->component.has_extent) continue;
     ComponentState& state = target_node->component;
+    read_tree.reusable = false;
     state.constant = true;
     state.dtype = pair.first->dtype;
     auto shape = pair.second->getOptional<std::vector<std::uint64_t>>();
@@ -194,12 +201,12 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
     state.has_extent = true;
     state.chunks = {WrittenChunkInfo(Offset(state.extent.size(), 0), state.extent)};
   }
-  // The layout is this call's own: its values move into the nodes. A path's attributes come
-  // together, so its node is looked up once for all of them.
+  // A layout of this call's own gives its values to the nodes; one the backend keeps is copied.
+  // A path's attributes come together, so its node is looked up once for all of them.
   const std::string* last_path = nullptr;
   std::shared_ptr<Node> target_node;
   Node* scalar_node = nullptr;
-  for (AttributeEntry& entry : layout.attributes) {
+  for (AttributeEntry& entry : attributes) {
     if (!last_path || entry.path != *last_path) {
       last_path = &entry.path;
       scalar_node = nullptr;
@@ -216,13 +223,71 @@ Iteration& SeriesState::adopt_iteration(IterationLayout layout) {
         }
       }
     }
-    if (!target_node) continue;
-    if (scalar_node) scalar_node->attributes.insert_or_assign(entry.name, entry.value);
-    target_node->attributes.insert_or_assign(std::move(entry.name), std::move(entry.value));
+    if (!target_node) {
+      read_tree.attributes.emplace_back(nullptr, nullptr);
+      continue;
+    }
+    Attribute* scalar_slot = nullptr;
+    if (scalar_node) {
+      scalar_slot = &scalar_node->attributes.insert_or_assign(entry.name, entry.value).first->second;
+    }
+    Attribute* slot =
+        kept ? &target_node->attributes.insert_or_assign(entry.name, entry.value).first->second
+             : &target_node->attributes
+                    .insert_or_assign(std::move(entry.name), std::move(entry.value))
+                    .first->second;
+    read_tree.attributes.emplace_back(slot, scalar_slot);
   }
   node->closed = false;
+  read_tree.iteration = node;
   return iteration;
 }
+
+namespace {
+// The use counts of `node` and every node below it, depth first.
+void collect_use_counts(const std::shared_ptr<Node>& node, std::vector<long>& out) {
+  out.push_back(node.use_count());
+  for (const auto& [name, child] : node->child_nodes) collect_use_counts(child, out);
+}
+}  // namespace
+
+Iteration* SeriesState::reuse_read_tree(IterationLayout& layout) {
+  ReadTree& tree = read_tree;
+  if (!tree.reusable || !tree.iteration || !tree.iteration->closed || !layout.same_shape ||
+      tree.components.size() != layout.components.size() ||
+      tree.attributes.size() != layout.all_attributes().size() ||
+      layout.changed.size() != tree.attributes.size() || iterations->contains(layout.index)) {
+    return nullptr;
+  }
+  // Nobody else may hold a part of the tree: a handle kept from the last iteration must keep
+  // showing it, not this one. Handles taken and dropped leave the counts as they were.
+  std::vector<long> counts;
+  counts.reserve(tree.use_counts.size());
+  collect_use_counts(tree.iteration, counts);
+  if (counts != tree.use_counts) return nullptr;
+
+  iterations->rekey(tree.iteration->index, layout.index);
+  tree.iteration->index = layout.index;
+  tree.iteration->closed = false;
+  for (std::size_t i = 0; i < layout.components.size(); ++i) {
+    Node* node = tree.components[i];
+    if (!node) continue;
+    ComponentState& state = node->component;
+    ComponentLayout& component = layout.components[i];
+    state.dtype = component.dtype;
+    state.extent = std::move(component.extent);
+    state.chunks = std::move(component.chunks);
+  }
+  const std::vector<AttributeEntry>& attributes = layout.all_attributes();
+  for (std::size_t i = 0; i < attributes.size(); ++i) {
+    if (!layout.changed[i]) continue;
+    auto [slot, scalar_slot] = tree.attributes[i];
+    if (slot) *slot = attributes[i].value;
+    if (scalar_slot) *scalar_slot = attributes[i].value;
+  }
+  return &iterations->at(layout.index);
+}
+
 
 std::optional<IndexedIteration> SeriesState::next_read_iteration() {
   if (linear_ended) return std::nullopt;
@@ -239,10 +304,17 @@ std::optional<IndexedIteration> SeriesState::next_read_iteration() {
     return IndexedIteration(iteration, index);
   }
   std::optional<IterationLayout> layout = backend->next_iteration();
-  if (backend->series_attributes_changed()) adopt_root_attributes(backend->series_attributes());
+  const bool root_changed = backend->series_attributes_changed();
+  if (root_changed) adopt_root_attributes(backend->series_attributes());
   if (!layout) {
     linear_ended = true;
+    read_tree = ReadTree{};
     return std::nullopt;
+  }
+  // The root's meshesPath and particlesPath decide where components go: a change builds anew.
+  if (root_changed) read_tree.reusable = false;
+  if (Iteration* reused = is_stream() ? reuse_read_tree(*layout) : nullptr) {
+    return IndexedIteration(*reused, layout->index);
   }
   // A stream holds one step at a time: the iterations read before are gone.
   if (is_stream()) {
@@ -256,8 +328,14 @@ std::optional<IndexedIteration> SeriesState::next_read_iteration() {
       iterations->erase(index);
     }
   }
+  const std::uint64_t index = layout->index;
   Iteration& iteration = adopt_iteration(std::move(*layout));
-  return IndexedIteration(iteration, layout->index);
+  if (is_stream() && read_tree.iteration) {
+    collect_use_counts(read_tree.iteration, read_tree.use_counts);
+  } else {
+    read_tree = ReadTree{};
+  }
+  return IndexedIteration(iteration, index);
 }
 
 Iteration& SeriesState::write_iteration(std::uint64_t index) {

@@ -40,6 +40,19 @@ struct SeriesState : std::enable_shared_from_this<SeriesState> {
   /// READ_ONLY files read through readIterations(): the next position in the sorted indices.
   std::size_t random_position = 0;
 
+  /// Reading a stream: the tree of the last iteration read, kept so that the next step, when it
+  /// has the same shape and nobody holds a part of this one, updates it in place instead of
+  /// building a new tree (reuse_read_tree).
+  struct ReadTree {
+    std::shared_ptr<Node> iteration;
+    std::vector<long> use_counts;  ///< of every node, depth first, when it was handed out
+    std::vector<Node*> components;  ///< per component of the layout (nullptr: left out)
+    /// Per attribute of the layout: where it lives, and its copy on a SCALAR component.
+    std::vector<std::pair<Attribute*, Attribute*>> attributes;
+    bool reusable = false;  ///< false when the layout had constant components
+  };
+  ReadTree read_tree;
+
   ~SeriesState();
 
   bool reading() const noexcept {
@@ -64,6 +77,9 @@ struct SeriesState : std::enable_shared_from_this<SeriesState> {
   std::optional<IndexedIteration> next_read_iteration();
   /// Adds iteration `layout` to the iterations, its tree built from what it holds.
   Iteration& adopt_iteration(IterationLayout layout);
+  /// The last iteration read, updated in place to `layout`, or nullptr where it cannot be (see
+  /// ReadTree).
+  Iteration* reuse_read_tree(IterationLayout& layout);
   /// Sets the root attributes read from the backend.
   void adopt_root_attributes(const std::vector<AttributeEntry>& attributes);
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -119,6 +120,70 @@ TEST(StreamWriterMemory, ASeriesHoldsOnlyItsOpenIterations) {
   }
   reader.join();
   EXPECT_EQ(seen.size(), 50u);
+}
+
+// A stream reader updates the last iteration's tree in place when the next step has the same
+// shape and nobody holds a part of it (fewer allocations a step). What a reader sees must not
+// depend on that: every attribute is the step's own, whether it changed, stayed, or appeared
+// with a new mesh; and a handle kept from an earlier iteration keeps showing that iteration.
+TEST(StreamReaderTree, EveryStepShowsItsOwnAttributesAndKeptHandlesTheirIteration) {
+  constexpr int kIterations = 8;
+  auto note = [](int i) { return i % 3 == 0 ? std::string("same") : "note " + std::to_string(i); };
+  std::thread writer([&] {
+    Series series("reader_tree.sst", Access::CREATE, config(""));
+    for (int i = 0; i < kIterations; ++i) {
+      Iteration it = series.writeIterations()[static_cast<std::uint64_t>(i)];
+      it.setTime(0.5 * i);
+      it.setAttribute("note", note(i));
+      MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+      rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements}));
+      std::vector<double> values(kElements, static_cast<double>(i));
+      rho.storeChunk(values, {0}, {kElements});
+      if (i == 4) {  // another shape for one step
+        MeshRecordComponent b = it.meshes["B"]["x"];
+        b.resetDataset(Dataset(Datatype::FLOAT, {2}));
+        std::vector<float> b_values{1.0f, 2.0f};
+        b.storeChunk(b_values, {0}, {2});
+      }
+      if (i >= 6) it.setAttribute("late", i);  // an attribute from here on
+      it.close();
+    }
+    series.close();
+  });
+  Series series("reader_tree.sst", Access::READ_LINEAR, config("", "tree"));
+  std::optional<IndexedIteration> kept;
+  std::optional<MeshRecordComponent> kept_rho;
+  int count = 0;
+  for (IndexedIteration it : series.readIterations()) {
+    const int i = static_cast<int>(it.iterationIndex);
+    EXPECT_EQ(i, count++);
+    EXPECT_EQ(it.time<double>(), 0.5 * i);
+    EXPECT_EQ(it.getAttribute("note").get<std::string>(), note(i));
+    EXPECT_EQ(it.containsAttribute("late"), i >= 6) << i;
+    if (i >= 6) EXPECT_EQ(it.getAttribute("late").get<int>(), i);
+    EXPECT_EQ(it.meshes.contains("B"), i == 4) << i;
+    MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+    EXPECT_EQ(rho.getExtent(), Extent{kElements});
+    auto values = rho.loadChunk<double>();
+    it.close();
+    EXPECT_EQ(values.get()[kElements - 1], static_cast<double>(i));
+    if (i == 2) {
+      kept = it;
+      kept_rho = rho;
+    }
+    if (i > 2 && kept) {  // the kept handles still show iteration 2
+      EXPECT_EQ(kept->time<double>(), 1.0) << "after iteration " << i;
+      EXPECT_EQ(kept->getAttribute("note").get<std::string>(), note(2));
+      EXPECT_TRUE(kept->closed());
+      EXPECT_EQ(kept_rho->getExtent(), Extent{kElements});
+    }
+    if (i == 5) {  // dropped: the reader may reuse the tree again
+      kept.reset();
+      kept_rho.reset();
+    }
+  }
+  writer.join();
+  EXPECT_EQ(count, kIterations);
 }
 
 }  // namespace

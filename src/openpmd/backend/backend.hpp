@@ -37,6 +37,16 @@ struct IterationLayout {
   std::uint64_t index = 0;
   std::vector<ComponentLayout> components;
   std::vector<AttributeEntry> attributes;
+  /// Where a backend keeps the attributes itself (a stream reader converts only what changed
+  /// since its last step): they are in `*kept` instead of `attributes`, valid until the next
+  /// next_iteration().
+  const std::vector<AttributeEntry>* kept = nullptr;
+  /// The components' paths and types and the attributes' paths, names and types are those of the
+  /// previous layout, in the same order; `changed[i]` says whether attribute i's value differs.
+  bool same_shape = false;
+  std::vector<bool> changed;
+
+  const std::vector<AttributeEntry>& all_attributes() const { return kept ? *kept : attributes; }
 };
 
 struct ChunkStore {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -409,7 +410,10 @@ class StreamBackend final : public Backend {
   IterationLayout layout_of(const slipstream::StreamStep& step) {
     IterationLayout layout;
     layout.index = static_cast<std::uint64_t>(step.number());
-    for (const slipstream::StreamComponent& component : step.components()) {
+    const std::vector<slipstream::StreamComponent>& components = step.components();
+    layout.same_shape = components.size() == component_shape_.size();
+    for (std::size_t i = 0; i < components.size(); ++i) {
+      const slipstream::StreamComponent& component = components[i];
       ComponentLayout out;
       out.path = component.name;
       out.dtype = from_dtype(component.dtype);
@@ -417,7 +421,17 @@ class StreamBackend final : public Backend {
       for (const slipstream::stream::Chunk& chunk : component.chunks) {
         out.chunks.emplace_back(chunk.offset, chunk.extent, chunk.source_rank);
       }
+      if (layout.same_shape && (component_shape_[i].first != out.path ||
+                                component_shape_[i].second != out.dtype)) {
+        layout.same_shape = false;
+      }
       layout.components.push_back(std::move(out));
+    }
+    if (!layout.same_shape) {
+      component_shape_.clear();
+      for (const ComponentLayout& component : layout.components) {
+        component_shape_.emplace_back(component.path, component.dtype);
+      }
     }
     // The stream-level attributes (the series' root) come first and rarely change: converted
     // again only when they differ from the last step's.
@@ -432,9 +446,35 @@ class StreamBackend final : public Backend {
       root_source_.assign(root.begin(), root.end());
       root_changed_ = true;
     }
-    for (std::size_t i = stream_level; i < attributes.size(); ++i) {
-      layout.attributes.push_back(entry_of(attributes[i]));
+    // The step's own attributes: most are those of the last step with the same values (a
+    // simulation's mesh and record attributes), so only what changed is converted again, in
+    // place, and the layout refers to the kept list.
+    const std::span<const slipstream::StreamAttribute> own(attributes.data() + stream_level,
+                                                           attributes.size() - stream_level);
+    bool same_names = own.size() == step_source_.size();
+    for (std::size_t i = 0; same_names && i < own.size(); ++i) {
+      same_names = own[i].path == step_source_[i].path && own[i].name == step_source_[i].name &&
+                   own[i].element == step_source_[i].element &&
+                   own[i].value.index() == step_source_[i].value.index();
     }
+    if (!same_names) {
+      layout.same_shape = false;
+      step_kept_.clear();
+      step_source_.assign(own.begin(), own.end());
+      for (const slipstream::StreamAttribute& attribute : own) {
+        step_kept_.push_back(entry_of(attribute));
+      }
+      layout.changed.assign(own.size(), true);
+    } else {
+      layout.changed.assign(own.size(), false);
+      for (std::size_t i = 0; i < own.size(); ++i) {
+        if (own[i].value == step_source_[i].value) continue;
+        step_source_[i].value = own[i].value;
+        step_kept_[i].value = from_stream(own[i].value, own[i].element);
+        layout.changed[i] = true;
+      }
+    }
+    layout.kept = &step_kept_;
     return layout;
   }
 
@@ -454,6 +494,11 @@ class StreamBackend final : public Backend {
   std::optional<slipstream::StreamStep> step_;
   std::vector<AttributeEntry> root_;
   std::vector<slipstream::StreamAttribute> root_source_;  // what root_ was converted from
+  // The last step's own attributes as received and as converted (layout_of), and its
+  // components' paths and types.
+  std::vector<slipstream::StreamAttribute> step_source_;
+  std::vector<AttributeEntry> step_kept_;
+  std::vector<std::pair<std::string, Datatype>> component_shape_;
   bool root_changed_ = true;  // since series_attributes_changed() was last asked
   std::optional<std::chrono::milliseconds> open_timeout_;
   bool first_step_seen_ = false;
