@@ -152,8 +152,7 @@ bool Attributable::setAttributeImpl(const std::string& key, Attribute value) {
     }
   }
   const bool replaced = node_->attributes.count(key) != 0;
-  node_->attributes.insert_or_assign(key, std::move(value));
-  node_->dirty.insert(key);
+  node_->set_attribute(key, std::move(value));
   return replaced;
 }
 
@@ -167,8 +166,7 @@ bool Attributable::deleteAttribute(const std::string& key) {
   if (auto series = node_->series.lock(); series && series->reading()) {
     throw error::WrongAPIUsage("deleteAttribute('" + key + "'): the series is open for reading");
   }
-  node_->dirty.erase(key);
-  return node_->attributes.erase(key) != 0;
+  return node_->erase_attribute(key);
 }
 
 std::vector<std::string> Attributable::attributes() const {

@@ -26,8 +26,7 @@ bool is_component(Kind kind) {
 template <typename Make>
 void set_default(Node& node, std::string_view name, Make make) {
   if (node.attributes.find(name) == node.attributes.end()) {
-    node.attributes.emplace(std::string(name), Attribute(make()));
-    node.dirty.emplace(name);
+    node.mark_dirty(node.attributes.emplace(std::string(name), Attribute(make())).first);
   }
 }
 
@@ -107,11 +106,11 @@ std::vector<std::byte> constant_bytes(const Attribute& value, Datatype dtype) {
   });
 }
 
-// Appends the attributes of `node` set since the last flush to `entries`.
-void take_dirty(Node& node, const std::string& path, std::vector<AttributeEntry>& entries) {
-  for (const std::string& name : node.dirty) {
-    auto found = node.attributes.find(name);
-    if (found != node.attributes.end()) entries.push_back({path, name, found->second});
+// Appends the attributes of `node` set since the last flush to `entries` (which refer to them
+// and to `path`: both must outlive the write).
+void take_dirty(Node& node, const std::string& path, std::vector<AttributeRef>& entries) {
+  for (const Node::Attributes::iterator& at : node.dirty) {
+    entries.push_back({path, at->first, &at->second});
   }
   node.dirty.clear();
 }
@@ -119,9 +118,10 @@ void take_dirty(Node& node, const std::string& path, std::vector<AttributeEntry>
 }  // namespace
 
 void SeriesState::flush_root() {
-  std::vector<AttributeEntry> entries;
-  take_dirty(*root, "", entries);
-  if (!entries.empty()) backend->write_attributes(std::nullopt, entries);
+  static const std::string kRoot;
+  std::vector<AttributeRef> entries;
+  take_dirty(*root, kRoot, entries);
+  if (!entries.empty()) backend->write_attribute_refs(std::nullopt, entries);
 }
 
 void SeriesState::flush_all(bool closing) {
@@ -188,18 +188,19 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
   flush_root();
 
   std::vector<ChunkStore> stores;
-  std::vector<AttributeEntry> attributes;
+  std::vector<AttributeRef> attributes;
+  std::vector<std::string> paths;  // the attributes refer to them: never grown past its reserve
+  paths.reserve(nodes.size());
   for (const std::shared_ptr<Node>& node : nodes) {
     fill_defaults(*node);
-    const std::string path = path_in_iteration(node);
+    const std::string& path = paths.emplace_back(path_in_iteration(node));
     if (is_component(node->kind)) {
       ComponentState& state = node->component;
       if (state.constant) {
         std::vector<unsigned long> shape(state.extent.begin(), state.extent.end());
         auto found = node->attributes.find("shape");
         if (found == node->attributes.end() || found->second.get<std::vector<unsigned long>>() != shape) {
-          node->attributes.insert_or_assign("shape", Attribute(std::move(shape)));
-          node->dirty.insert("shape");
+          node->set_attribute("shape", Attribute(std::move(shape)));
         }
       } else if (state.has_extent && !state.defined) {
         backend->define_dataset(index, path, state.dtype, state.extent);
@@ -215,7 +216,7 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
     node->written = true;
   }
   if (!stores.empty()) backend->write_chunks(index, stores, closing);
-  if (!attributes.empty()) backend->write_attributes(index, attributes);
+  if (!attributes.empty()) backend->write_attribute_refs(index, attributes);
   if (closing) {
     backend->close_iteration(index);
     iteration.closed = true;

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "openPMD/Attribute.hpp"
@@ -71,8 +71,41 @@ struct Node {
   std::string name;  ///< the key in its parent ("E", "x", "\vScalar", "100")
   std::weak_ptr<Node> parent;
   std::weak_ptr<SeriesState> series;
-  std::map<std::string, Attribute, std::less<>> attributes;  ///< found by string_view too
-  std::set<std::string, std::less<>> dirty;  ///< attributes set since the last flush
+  using Attributes = std::map<std::string, Attribute, std::less<>>;  ///< found by string_view too
+  Attributes attributes;
+  /// The attributes set since the last flush, in the order first set (a list, not a set of
+  /// names: the flush takes them without looking them up, and nothing is allocated per step once
+  /// a node has been flushed).
+  std::vector<Attributes::iterator> dirty;
+
+  Node() = default;
+  Node(const Node&) = delete;  // `dirty` points into `attributes`
+  Node& operator=(const Node&) = delete;
+
+  /// Sets `name` to `value` and marks it to be written at the next flush.
+  void set_attribute(std::string_view name, Attribute value) {
+    auto found = attributes.find(name);
+    if (found == attributes.end()) {
+      found = attributes.emplace(std::string(name), std::move(value)).first;
+    } else {
+      found->second = std::move(value);
+    }
+    mark_dirty(found);
+  }
+  void mark_dirty(Attributes::iterator at) {
+    for (const Attributes::iterator& marked : dirty) {
+      if (marked == at) return;
+    }
+    dirty.push_back(at);
+  }
+  /// Removes `name` (and its mark); false when there was none.
+  bool erase_attribute(std::string_view name) {
+    auto found = attributes.find(name);
+    if (found == attributes.end()) return false;
+    std::erase(dirty, found);
+    attributes.erase(found);
+    return true;
+  }
   std::shared_ptr<void> children;  ///< the Container's typed map
   std::map<std::string, std::shared_ptr<Node>> child_nodes;  ///< the same children, untyped
   ComponentState component;

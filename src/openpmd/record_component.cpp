@@ -145,11 +145,9 @@ RecordComponent& RecordComponent::makeConstantImpl(Attribute value) {
   }
   state.constant = true;
   state.dtype = value.dtype;
-  node_->attributes.insert_or_assign("value", std::move(value));
-  node_->dirty.insert("value");
+  node_->set_attribute("value", std::move(value));
   std::vector<unsigned long> shape(state.extent.begin(), state.extent.end());
-  node_->attributes.insert_or_assign("shape", Attribute(std::move(shape)));
-  node_->dirty.insert("shape");
+  node_->set_attribute("shape", Attribute(std::move(shape)));
   return *this;
 }
 

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "openPMD/Attribute.hpp"
@@ -21,6 +23,13 @@ struct AttributeEntry {
                      ///< attributes use "" too)
   std::string name;
   Attribute value;
+};
+
+/// An attribute to write, referring to where the data model keeps it (valid during the call).
+struct AttributeRef {
+  std::string_view path;
+  std::string_view name;
+  const Attribute* value = nullptr;
 };
 
 /// One dataset of an iteration being read.
@@ -102,6 +111,17 @@ class Backend {
   /// Writes attributes of the iteration, or of the series' root when `index` is nullopt.
   virtual void write_attributes(std::optional<std::uint64_t> index,
                                 const std::vector<AttributeEntry>& attributes) = 0;
+  /// The same for attributes the data model keeps (what the flush calls): by default copied into
+  /// entries for write_attributes; a backend that only reads them overrides it.
+  virtual void write_attribute_refs(std::optional<std::uint64_t> index,
+                                    std::span<const AttributeRef> attributes) {
+    std::vector<AttributeEntry> entries;
+    entries.reserve(attributes.size());
+    for (const AttributeRef& ref : attributes) {
+      entries.push_back({std::string(ref.path), std::string(ref.name), *ref.value});
+    }
+    write_attributes(index, entries);
+  }
   /// Ends the iteration: what was written to it is complete.
   virtual void close_iteration(std::uint64_t index) = 0;
 

@@ -282,15 +282,11 @@ class StreamBackend final : public Backend {
 
   void write_attributes(std::optional<std::uint64_t> index,
                         const std::vector<AttributeEntry>& attributes) override {
-    for (const AttributeEntry& entry : attributes) {
-      const std::string_view path = entry.path.empty() ? std::string_view("/") : entry.path;
-      StreamValue typed = to_stream(entry.value, path, entry.name);
-      if (index) {
-        writer().set_attribute(path, entry.name, std::move(typed.value), typed.element);
-      } else {
-        writer().set_stream_attribute(path, entry.name, std::move(typed.value), typed.element);
-      }
-    }
+    for (const AttributeEntry& entry : attributes) write_one(index, entry.path, entry.name, entry.value);
+  }
+  void write_attribute_refs(std::optional<std::uint64_t> index,
+                            std::span<const AttributeRef> attributes) override {
+    for (const AttributeRef& ref : attributes) write_one(index, ref.path, ref.name, *ref.value);
   }
 
   void close_iteration(std::uint64_t index) override {
@@ -405,6 +401,17 @@ class StreamBackend final : public Backend {
   slipstream::StreamWriter& writer() {
     if (!writer_) throw error::WrongAPIUsage("series '" + target_.path + "' is not written");
     return *writer_;
+  }
+
+  void write_one(std::optional<std::uint64_t> index, std::string_view path, std::string_view name,
+                 const Attribute& value) {
+    if (path.empty()) path = "/";
+    StreamValue typed = to_stream(value, path, name);
+    if (index) {
+      writer().set_attribute(path, name, std::move(typed.value), typed.element);
+    } else {
+      writer().set_stream_attribute(path, name, std::move(typed.value), typed.element);
+    }
   }
 
   IterationLayout layout_of(const slipstream::StreamStep& step) {
