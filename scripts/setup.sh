@@ -24,6 +24,7 @@ PACKAGES=(
   libhiredis-dev redis-server redis-tools   # interoperability tests and the peer benchmark
   clang libclang-rt-14-dev                   # libFuzzer target for the RESP parser
   libhdf5-dev hdf5-tools python3-h5py       # openPMD files of streams (stream dump/replay)
+  libzstd-dev libblosc-dev libbz2-dev libzfp-dev  # compression operators (src/codec)
   openmpi-bin libopenmpi-dev                 # MPI writers test, stream benchmark's MPI peer
   libtoml11-dev                              # the trainer's config, experiment files
   nlohmann-json3-dev                         # openPMD-api JSON configurations (src/openpmd)
