@@ -56,18 +56,6 @@ Range range_of(const std::vector<std::byte>& bytes) {
   return r;
 }
 
-template <typename T>
-double max_error(const std::vector<std::byte>& a, const std::vector<std::byte>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size() / sizeof(T); ++i) {
-    T x, y;
-    std::memcpy(&x, a.data() + i * sizeof(T), sizeof(T));
-    std::memcpy(&y, b.data() + i * sizeof(T), sizeof(T));
-    worst = std::max(worst, std::abs(static_cast<double>(x) - static_cast<double>(y)));
-  }
-  return worst;
-}
-
 // Median seconds of `rounds` runs of `work`, each repeated until it took at least 50 ms.
 template <typename Work>
 double seconds_per_call(int rounds, Work work) {
@@ -168,8 +156,7 @@ int main(int argc, char** argv) {
       const double decode_s = seconds_per_call(rounds, [&] {
         codec::decode(frame, item.dtype, item.extent, out, item.name);
       });
-      const double error = item.dtype == DType::kFloat32 ? max_error<float>(item.bytes, out)
-                                                         : max_error<double>(item.bytes, out);
+      const double error = codec::max_abs_difference(item.dtype, item.bytes, out);
       const double mb = static_cast<double>(item.bytes.size()) / 1e6;
       std::string label = codec::describe(op);
       if (c.relative) label += " (" + c.params[0].second + " of the range)";

@@ -289,4 +289,25 @@ void decode(std::span<const std::byte> frame, DType dtype, std::span<const std::
   }
 }
 
+namespace {
+template <typename T>
+double max_difference_of(std::span<const std::byte> a, std::span<const std::byte> b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size() / sizeof(T); ++i) {
+    T x, y;
+    std::memcpy(&x, a.data() + i * sizeof(T), sizeof(T));
+    std::memcpy(&y, b.data() + i * sizeof(T), sizeof(T));
+    worst = std::max(worst, std::abs(static_cast<double>(x) - static_cast<double>(y)));
+  }
+  return worst;
+}
+}  // namespace
+
+double max_abs_difference(DType dtype, std::span<const std::byte> a, std::span<const std::byte> b) {
+  if (a.size() != b.size()) throw CodecError("arrays of different sizes");
+  if (dtype == DType::kFloat32) return max_difference_of<float>(a, b);
+  if (dtype == DType::kFloat64) return max_difference_of<double>(a, b);
+  throw CodecError("differences are measured on FLOAT and DOUBLE arrays only");
+}
+
 }  // namespace slipstream::codec

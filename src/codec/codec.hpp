@@ -88,4 +88,8 @@ bool is_frame(std::span<const std::byte> bytes) noexcept;
 void decode(std::span<const std::byte> frame, DType dtype, std::span<const std::uint64_t> extent,
             std::span<std::byte> out, std::string_view what);
 
+/// The largest absolute difference between two float32 or float64 arrays of the same size (what a
+/// lossy operator's bound is checked against); throws CodecError for other types or sizes.
+double max_abs_difference(DType dtype, std::span<const std::byte> a, std::span<const std::byte> b);
+
 }  // namespace slipstream::codec

@@ -85,18 +85,6 @@ TEST(Codec, LosslessOperatorsShrinkRepetitiveData) {
   }
 }
 
-template <typename T>
-double max_error(const std::vector<std::byte>& a, const std::vector<std::byte>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size() / sizeof(T); ++i) {
-    T x, y;
-    std::memcpy(&x, a.data() + i * sizeof(T), sizeof(T));
-    std::memcpy(&y, b.data() + i * sizeof(T), sizeof(T));
-    worst = std::max(worst, std::abs(static_cast<double>(x) - static_cast<double>(y)));
-  }
-  return worst;
-}
-
 TEST(Codec, ZfpKeepsItsAccuracyElementByElementIn1To4Dimensions) {
   const std::vector<std::vector<std::uint64_t>> extents = {{1000}, {37, 29}, {9, 11, 13}, {5, 6, 7, 8}};
   for (double accuracy : {1e-1, 1e-3, 1e-5}) {
@@ -109,8 +97,7 @@ TEST(Codec, ZfpKeepsItsAccuracyElementByElementIn1To4Dimensions) {
         const std::vector<std::byte> frame = encode(op, dtype, extent, raw, "rho");
         std::vector<std::byte> out(raw.size());
         decode(frame, dtype, extent, out, "rho");
-        const double error =
-            dtype == DType::kFloat32 ? max_error<float>(raw, out) : max_error<double>(raw, out);
+        const double error = max_abs_difference(dtype, raw, out);
         // float32 values near 100 carry about 1e-5 of rounding of their own.
         const double bound = dtype == DType::kFloat32 ? std::max(accuracy, 2e-5) : accuracy;
         EXPECT_LE(error, bound) << describe(op) << " " << dtype_name(dtype) << " " << extent.size()
@@ -141,7 +128,7 @@ TEST(Codec, ZfpPrecisionAndRateModesRoundTrip) {
     const std::vector<std::byte> frame = encode(op, DType::kFloat64, extent, raw, "E");
     std::vector<std::byte> out(raw.size());
     decode(frame, DType::kFloat64, extent, out, "E");
-    EXPECT_LT(max_error<double>(raw, out), 1.0) << describe(op);
+    EXPECT_LT(max_abs_difference(DType::kFloat64, raw, out), 1.0) << describe(op);
     if (params[0].first == "rate") {  // 16 bits a value: a quarter of float64, plus the header
       EXPECT_LE(frame.size(), raw.size() / 4 + 200);
     }
