@@ -29,8 +29,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import server_binary
-from hosts import Hosts
+from conftest import server_binary, start_server
 from stream_peer import CHUNK_ROWS, COLUMNS, ROWS, chunk_rows
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -128,34 +127,12 @@ class Peer:
 
 
 @pytest.fixture(scope="module")
-def hosts():
-    with Hosts(3) as made:
-        yield made
-
-
-@pytest.fixture(scope="module")
 def server(hosts, tmp_path_factory):
-    work = tmp_path_factory.mktemp("stream")
-    unix_socket = work / "server.sock"
-    log = work / "server.log"
-    environment = {**os.environ, "SLIPSTREAM_PASSWORD": PASSWORD}
-    with open(log, "w") as output:
-        hosts.popen(SERVER_HOST, [server_binary(), "server", "--bind", hosts.address(SERVER_HOST),
-                                  "--port", str(PORT), "--unixsocket", str(unix_socket),
-                                  "--dir", str(work), "--threads", "2", "--shm-size", "64mb",
-                                  "--tcp-keepalive", str(KEEPALIVE_S),
-                                  "--loglevel", "warn"],
-                    stdout=output, stderr=subprocess.STDOUT, env=environment)
-    made = Server(f"{hosts.address(SERVER_HOST)}:{PORT}", f"unix://{unix_socket}")
-    for host in (SERVER_HOST, FAR_HOST):
-        ready = hosts.run(host, [server_binary(), "wait-ready", "--timeout", str(START_DEADLINE_S),
-                                 made.address_for(host)],
-                          env=environment, capture_output=True, text=True,
-                          timeout=START_DEADLINE_S + 30)
-        if ready.returncode != 0:
-            pytest.fail(f"the server did not answer from host {host}: {ready.stdout}"
-                        f"{ready.stderr}\n--- {log}:\n{log.read_text()}")
-    return made
+    tcp, unix = start_server(hosts, SERVER_HOST, tmp_path_factory.mktemp("stream"), PORT, PASSWORD,
+                             "--threads", "2", "--shm-size", "64mb",
+                             "--tcp-keepalive", str(KEEPALIVE_S), "--loglevel", "warn",
+                             reachable_from=(FAR_HOST,), deadline=START_DEADLINE_S)
+    return Server(tcp, unix)
 
 
 @pytest.fixture
