@@ -139,10 +139,10 @@ TEST(StreamReaderTree, EveryStepShowsItsOwnAttributesAndKeptHandlesTheirIteratio
       rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements}));
       std::vector<double> values(kElements, static_cast<double>(i));
       rho.storeChunk(values, {0}, {kElements});
+      std::vector<float> b_values{1.0f, 2.0f};  // stored at the close: alive until then
       if (i == 4) {  // another shape for one step
         MeshRecordComponent b = it.meshes["B"]["x"];
         b.resetDataset(Dataset(Datatype::FLOAT, {2}));
-        std::vector<float> b_values{1.0f, 2.0f};
         b.storeChunk(b_values, {0}, {2});
       }
       if (i >= 6) it.setAttribute("late", i);  // an attribute from here on
@@ -160,7 +160,9 @@ TEST(StreamReaderTree, EveryStepShowsItsOwnAttributesAndKeptHandlesTheirIteratio
     EXPECT_EQ(it.time<double>(), 0.5 * i);
     EXPECT_EQ(it.getAttribute("note").get<std::string>(), note(i));
     EXPECT_EQ(it.containsAttribute("late"), i >= 6) << i;
-    if (i >= 6) EXPECT_EQ(it.getAttribute("late").get<int>(), i);
+    if (i >= 6) {
+      EXPECT_EQ(it.getAttribute("late").get<int>(), i);
+    }
     EXPECT_EQ(it.meshes.contains("B"), i == 4) << i;
     MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
     EXPECT_EQ(rho.getExtent(), Extent{kElements});
