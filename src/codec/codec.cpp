@@ -53,13 +53,11 @@ int integer_in(std::string_view type, std::string_view name, const std::string& 
 }
 
 std::string number_text(double value) {
+  // The shortest form that reads back the same (17 digits always do).
   char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  // The shortest form that reads back the same.
   for (int digits = 1; digits <= 17; ++digits) {
-    char shorter[32];
-    std::snprintf(shorter, sizeof shorter, "%.*g", digits, value);
-    if (std::strtod(shorter, nullptr) == value) return shorter;
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
   }
   return text;
 }
@@ -129,13 +127,13 @@ Operator make_operator(std::string_view type_name,
         bad(type, name_given, "'" + value + "' is not BLOSC_SHUFFLE, BLOSC_NOSHUFFLE or BLOSC_BITSHUFFLE");
       }
     } else if (op.codec == Codec::kBlosc && name == "compressor") {
-      static const char* const kNames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"};
       const std::string v = lower(value);
-      auto found = std::find(std::begin(kNames), std::end(kNames), v);
-      if (found == std::end(kNames)) {
+      const auto& names = detail::kBloscCompressors;
+      auto found = std::find(std::begin(names), std::end(names), v);
+      if (found == std::end(names)) {
         bad(type, name_given, "'" + value + "' is not blosclz, lz4, lz4hc, snappy, zlib or zstd");
       }
-      op.compressor = static_cast<BloscCompressor>(found - std::begin(kNames));
+      op.compressor = static_cast<BloscCompressor>(found - std::begin(names));
     } else if (op.codec == Codec::kBzip2 && name == "blocksize100k") {
       op.level = integer_in(type, name_given, value, 1, 9);
     } else if (op.codec == Codec::kZfp &&
@@ -170,10 +168,9 @@ std::string describe(const Operator& op) {
     case Codec::kZstd: return "zstd(level=" + std::to_string(op.level) + ")";
     case Codec::kBzip2: return "bzip2(blockSize100k=" + std::to_string(op.level) + ")";
     case Codec::kBlosc: {
-      static const char* const kNames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"};
       static const char* const kShuffles[] = {"noshuffle", "shuffle", "bitshuffle"};
       return "blosc(clevel=" + std::to_string(op.level) + ", compressor=" +
-             kNames[static_cast<int>(op.compressor) % 6] + ", " +
+             detail::kBloscCompressors[static_cast<int>(op.compressor) % 6] + ", " +
              kShuffles[static_cast<int>(op.shuffle) % 3] + ")";
     }
     case Codec::kZfp: {

@@ -55,7 +55,6 @@ void blosc_encode(const Operator& op, std::size_t type_size, std::span<const std
     fail(what, std::to_string(raw.size()) + " bytes are more than blosc takes at once (" +
                    std::to_string(BLOSC_MAX_BUFFERSIZE) + ")");
   }
-  static const char* const kNames[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"};
   const std::size_t start = out.size();
   out.resize(start + raw.size() + BLOSC_MAX_OVERHEAD);
   const int shuffle = op.shuffle == Shuffle::kNone   ? BLOSC_NOSHUFFLE
@@ -63,9 +62,9 @@ void blosc_encode(const Operator& op, std::size_t type_size, std::span<const std
                                                      : BLOSC_SHUFFLE;
   const int size = blosc_compress_ctx(op.level, shuffle, type_size, raw.size(), raw.data(),
                                       out.data() + start, out.size() - start,
-                                      kNames[static_cast<int>(op.compressor)], 0, 1);
+                                      kBloscCompressors[static_cast<int>(op.compressor)], 0, 1);
   if (size <= 0) {
-    fail(what, "blosc could not compress with " + std::string(kNames[static_cast<int>(op.compressor)]) +
+    fail(what, "blosc could not compress with " + std::string(kBloscCompressors[static_cast<int>(op.compressor)]) +
                    " (is it built into this libblosc?)");
   }
   out.resize(start + static_cast<std::size_t>(size));

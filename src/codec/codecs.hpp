@@ -12,6 +12,9 @@
 
 namespace slipstream::codec::detail {
 
+/// blosc's inner compressors by BloscCompressor's value, as blosc names them.
+inline constexpr const char* kBloscCompressors[] = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"};
+
 void zstd_encode(const Operator& op, std::span<const std::byte> raw, std::vector<std::byte>& out);
 void zstd_decode(std::span<const std::byte> payload, std::span<std::byte> out, std::string_view what);
 
