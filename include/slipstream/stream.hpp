@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -97,6 +98,19 @@ struct StreamAttribute {
   std::string element;
 };
 
+/// A compression operator for a component's chunks (docs/streams.md, "Operators"), named and
+/// parameterised as openPMD-api users write them for ADIOS2: "zstd" (`level` 1-19), "blosc"
+/// (`clevel` 0-9, `doshuffle` BLOSC_SHUFFLE / BLOSC_NOSHUFFLE / BLOSC_BITSHUFFLE, `compressor`
+/// blosclz, lz4, lz4hc, snappy, zlib or zstd), "bzip2" (`blockSize100k` 1-9) and, for float32
+/// and float64 chunks of 1-4 dimensions, "zfp" with one of `accuracy` (the largest absolute error),
+/// `precision` (bits kept) or `rate` (bits per value). The writer encodes each chunk on its own
+/// cores; the server stores the encoded bytes and never decodes them; readers get the decoded
+/// elements. Operators need the shared library (libslipstream.so): the static one has no codecs.
+struct StreamOperator {
+  std::string type;
+  std::vector<std::pair<std::string, std::string>> parameters;
+};
+
 /// How a writer attaches to a stream. The first writer to attach (or the first reader to join)
 /// creates the stream; every writer must give the same options.
 struct StreamWriterOptions {
@@ -131,6 +145,10 @@ struct StreamWriterOptions {
   /// while a group that is entitled to it has not released it. Sent only when true (a server
   /// without the option refuses it).
   bool first_step_precious = false;
+  /// Compression operators by component name (`meshes/E/x`), or "*" for every component without
+  /// one of its own. Checked when the writer is made (InvalidArgumentError naming the component
+  /// for an unknown operator or parameter); StreamWriter::set_operator changes them later.
+  std::map<std::string, StreamOperator, std::less<>> operators;
 };
 
 /// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process
@@ -186,6 +204,10 @@ class SLIPSTREAM_API StreamWriter {
     std::span<std::byte> bytes = loan_chunk(component, dtype_of<T>, global_extent, offset, extent);
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
+  /// Sets (or, with nullopt, removes) the compression operator of `component` ("*": every
+  /// component without its own) for the chunks put from now on. Throws InvalidArgumentError for
+  /// an unknown operator or parameter, naming the component.
+  void set_operator(std::string_view component, std::optional<StreamOperator> op);
   /// Sets an attribute of the step begun (`path` "/" for the step itself: time, dt, ...).
   /// `element` optionally names the writer's own element type of an integer or floating-point
   /// value, which readers get back in StreamAttribute::element so that they can restore the

@@ -106,10 +106,11 @@ bool ChunkSender::through_member_segment(std::size_t bytes) const {
 }
 
 // Queues `command stream rank step component dtype global offset extent` and one more argument,
-// which the caller adds: the bytes (PUT), a segment id (PUTSEG) or a chunk id (PUTREF).
+// which the caller adds: the bytes (PUT), a segment id (PUTSEG) or a chunk id (PUTREF); then
+// finish_chunk_command.
 void ChunkSender::start_chunk_command(std::string_view command, std::int64_t step,
                                       const ChunkPlace& place) {
-  pending_.start(10, command, step);
+  pending_.start(place.encoded ? 12 : 10, command, step);
   pending_.request.arg(pending_.keep(std::string(place.component)));
   pending_.request.arg(dtype_name(place.dtype));
   pending_.request.arg(place.global);
@@ -117,10 +118,18 @@ void ChunkSender::start_chunk_command(std::string_view command, std::int64_t ste
   pending_.request.arg(place.extent);
 }
 
+// An encoded chunk's command ends with ENCODED and its frame's size.
+void ChunkSender::finish_chunk_command(const ChunkPlace& place, std::size_t bytes) {
+  if (!place.encoded) return;
+  pending_.request.arg("ENCODED");
+  pending_.request.arg(static_cast<std::int64_t>(bytes));
+}
+
 void ChunkSender::add_put(std::int64_t step, const ChunkPlace& place, const void* data,
                           std::size_t bytes) {
   start_chunk_command("SS.STREAM.PUT", step, place);
   pending_.request.arg_borrowed(data, bytes);
+  finish_chunk_command(place, bytes);
 }
 
 // Segments of `sizes` for `step`: SS.STREAM.SEGMENTS from the stream's shard, or (`on_member`)
@@ -159,6 +168,7 @@ std::byte* ChunkSender::take_from(std::vector<Lent>& from, bool exact, std::stri
   free->used = true;
   start_chunk_command(command, step, place);
   pending_.request.arg(static_cast<std::int64_t>(free->id));
+  finish_chunk_command(place, bytes);
   return free->mapping->bytes();
 }
 
@@ -300,6 +310,7 @@ void ChunkSender::store_colocated(std::int64_t step) {
     for (std::size_t i = 0; i < colocated_.size(); ++i) {
       start_chunk_command("SS.STREAM.PUTREF", step, colocated_[i].place());
       pending_.request.arg(static_cast<std::int64_t>(ids[i]));
+      finish_chunk_command(colocated_[i].place(), colocated_[i].bytes);
     }
     stored_.insert(stored_.end(), ids.begin(), ids.end());
   } catch (const ServerError&) {

@@ -61,6 +61,8 @@ struct ChunkPlace {
   std::string_view component;
   DType dtype;
   std::string_view global, offset, extent;
+  // The bytes are a codec frame (an operator's output; src/codec), sent with ENCODED size.
+  bool encoded = false;
 };
 
 // Where a writer's chunk bytes go, and the segments and memory that hold them until they are
@@ -143,13 +145,14 @@ class ChunkSender {
     std::string component;
     DType dtype;
     std::string_view global, offset, extent;  // kept in the pending commands
+    bool encoded;
     const void* data;
     std::size_t bytes;
     static HeldChunk of(const ChunkPlace& place, const void* data, std::size_t bytes) {
       return {std::string(place.component), place.dtype, place.global, place.offset, place.extent,
-              data, bytes};
+              place.encoded, data, bytes};
     }
-    ChunkPlace place() const { return {component, dtype, global, offset, extent}; }
+    ChunkPlace place() const { return {component, dtype, global, offset, extent, encoded}; }
   };
   // A segment lent for the open step, mapped writable (id: the segment's, or on a member the
   // chunk id it will be).
@@ -162,6 +165,7 @@ class ChunkSender {
   bool through_shared_memory(std::size_t bytes) const;
   bool through_member_segment(std::size_t bytes) const;
   void start_chunk_command(std::string_view command, std::int64_t step, const ChunkPlace& place);
+  void finish_chunk_command(const ChunkPlace& place, std::size_t bytes);
   void add_put(std::int64_t step, const ChunkPlace& place, const void* data, std::size_t bytes);
   void add_segments_request(Request& request, std::int64_t step,
                             std::span<const std::size_t> sizes, bool on_member) const;

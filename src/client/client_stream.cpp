@@ -5,13 +5,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <functional>
+#include <map>
+#include <thread>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <utility>
 
+#include "client/chunk_codec.hpp"
 #include "client/chunk_transport.hpp"
 #include "client/client_impl.hpp"
 #include "client/connection.hpp"
@@ -348,6 +354,33 @@ class StreamWriter::Impl {
   void reset() {
     pending.clear();
     chunks.reset();
+    frames.clear();
+    encoded_loans.clear();
+  }
+  // The operator of `component` (its own, else "*"), or null.
+  const client::ChunkCodec* codec_for(std::string_view component) const {
+    auto found = codecs.find(component);
+    if (found == codecs.end()) found = codecs.find(std::string_view("*"));
+    return found == codecs.end() ? nullptr : found->second.get();
+  }
+  void set_codec(std::string_view component, const std::optional<StreamOperator>& op) {
+    if (component.empty()) throw InvalidArgumentError("set_operator: empty component name");
+    if (!op) {
+      codecs.erase(std::string(component));
+      return;
+    }
+    codecs[std::string(component)] =
+        client::make_chunk_codec(*op, "operator of component '" + std::string(component) + "'");
+  }
+  // Encodes a chunk of the open step with `codec` and hands the frame to the sender.
+  void put_encoded(const client::ChunkCodec& codec, client::ChunkPlace place,
+                   std::span<const std::uint64_t> extent, const void* data, std::size_t bytes) {
+    const std::string what = "component '" + std::string(place.component) + "' of step " +
+                             std::to_string(*open_step);
+    std::vector<std::byte>& frame = frames.emplace_back(
+        codec.encode(place.dtype, extent, {static_cast<const std::byte*>(data), bytes}, what));
+    place.encoded = true;
+    chunks.put(*open_step, place, frame.data(), frame.size());
   }
   // The chunk described by the arguments, its extents kept in the pending commands' strings.
   client::ChunkPlace place(std::string_view component, DType dtype,
@@ -375,6 +408,20 @@ class StreamWriter::Impl {
   std::optional<std::int64_t> reserved;
   std::optional<std::int64_t> previous_step;  // the step ended before the last one
   bool closed = false;
+  // Compression operators by component ("*": the rest), checked when set.
+  std::map<std::string, std::shared_ptr<const client::ChunkCodec>, std::less<>> codecs;
+  // The open step's encoded chunks, borrowed by the pending commands until they are sent.
+  std::deque<std::vector<std::byte>> frames;
+  // Chunks loaned for a component with an operator: the caller fills private memory, encoded at
+  // end_step.
+  struct EncodedLoan {
+    const client::ChunkCodec* codec;
+    client::ChunkPlace place;  // the component's name kept in the pending commands
+    std::vector<std::uint64_t> extent;
+    std::unique_ptr<std::byte[]> memory;
+    std::size_t bytes;
+  };
+  std::vector<EncodedLoan> encoded_loans;
 };
 StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view stream,
                            std::uint32_t rank, std::uint32_t writers, StreamWriterOptions options)
@@ -385,6 +432,7 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
                                std::to_string(writers) + " writers");
   }
   const StreamWriterOptions& o = impl_->options;
+  for (const auto& [component, op] : o.operators) impl_->set_codec(component, op);
   const std::string host = o.hostname.empty() ? this_host() : o.hostname;
   const std::string queue = std::to_string(o.queue_limit), groups = std::to_string(o.expected_groups),
                     timeout = std::to_string(o.step_timeout.count());
@@ -516,9 +564,22 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
                                std::to_string(expected));
   }
   Impl& w = *impl_;
+  const client::ChunkCodec* codec = w.codec_for(component);
+  if (codec != nullptr) {
+    codec->check_fits(dtype, extent.size(), "put_chunk '" + std::string(component) + "'");
+  }
   if (w.aborted) return;  // the step was aborted: nothing of it is sent
+  if (codec != nullptr && bytes > 0) {
+    w.put_encoded(*codec, w.place(component, dtype, global_extent, offset, extent), extent, data,
+                  bytes);
+    return;
+  }
   w.chunks.put(*w.open_step, w.place(component, dtype, global_extent, offset, extent), data,
                bytes);
+}
+
+void StreamWriter::set_operator(std::string_view component, std::optional<StreamOperator> op) {
+  impl_->set_codec(component, op);
 }
 
 std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType dtype,
@@ -528,8 +589,20 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   const std::size_t bytes = check_chunk("loan_chunk", impl_->open_step.has_value(), component,
                                         dtype, global_extent, offset, extent);
   Impl& w = *impl_;
+  const client::ChunkCodec* codec = w.codec_for(component);
+  if (codec != nullptr) {
+    codec->check_fits(dtype, extent.size(), "loan_chunk '" + std::string(component) + "'");
+  }
   // An aborted step gets memory to fill, never sent.
   if (w.aborted) return w.chunks.private_memory(bytes);
+  if (codec != nullptr && bytes > 0) {  // filled here, encoded at end_step
+    client::ChunkPlace place = w.place(component, dtype, global_extent, offset, extent);
+    place.component = w.pending.keep(std::string(component));
+    auto& loan = w.encoded_loans.emplace_back(Impl::EncodedLoan{
+        codec, place, std::vector<std::uint64_t>(extent.begin(), extent.end()),
+        std::make_unique_for_overwrite<std::byte[]>(bytes), bytes});
+    return {loan.memory.get(), bytes};
+  }
   return w.chunks.loan(*w.open_step, w.place(component, dtype, global_extent, offset, extent),
                        bytes);
 }
@@ -559,6 +632,14 @@ bool StreamWriter::end_step() {
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
   const std::int64_t step = *w.open_step;
+  try {
+    for (Impl::EncodedLoan& loan : w.encoded_loans) {
+      w.put_encoded(*loan.codec, loan.place, loan.extent, loan.memory.get(), loan.bytes);
+    }
+  } catch (...) {
+    w.reset();
+    throw;
+  }
   w.chunks.lend_held(step);
   // Colocated chunks are stored on this writer's shard first: the stream's shard names them
   // only once they are there.
@@ -680,12 +761,23 @@ class StreamStep::Impl {
   // Per component, parallel to its chunks: the cluster member holding a colocated chunk and its
   // id there (SS.CHUNKS.GET); an empty member: the stream's shard holds it.
   std::vector<std::vector<std::pair<std::string, std::int64_t>>> homes;
+  // Per component, parallel to its chunks when any is encoded (else empty): a chunk's frame
+  // size, 0 for raw elements.
+  std::vector<std::vector<std::uint64_t>> encoded;
   std::vector<StreamAttribute> attributes;
   client::MappedChunks mapped;  // the chunks whose segments NEXT ... MAP passed
 
   // The bytes of each wanted chunk (of any components; each named once), in order (the reader's
   // ChunkFetcher: mapped already, or asked for in one round trip).
   std::vector<ReceivedChunk> fetch(std::span<const WantedChunk> wanted);
+  // Decodes the encoded ones among `received` (the bytes of `wanted`, in order) in place.
+  void decode(std::span<const WantedChunk> wanted, std::vector<ReceivedChunk>& received) const;
+  // The frame size of a wanted chunk, 0 when it is raw.
+  std::uint64_t encoded_size(const WantedChunk& w) const {
+    const std::vector<std::uint64_t>& sizes = encoded[w.component];
+    return sizes.empty() ? 0 : sizes[w.chunk];
+  }
+  static constexpr std::size_t kDecodeThreads = 4;
   // The index of the component called `name` in `components`, or nullopt.
   std::optional<std::size_t> find(std::string_view name) const {
     auto found = std::find_if(components.begin(), components.end(),
@@ -888,14 +980,27 @@ StreamNext StreamReader::next_step() {
     component.global_extent = parse_extent(element(c, 2, "global extent").string);
     std::vector<std::int64_t> ids;
     std::vector<std::pair<std::string, std::int64_t>> homes;
+    std::vector<std::uint64_t> encoded;
     for (const Reply& chunk : element(c, 3, "chunks").elements) {
       ids.push_back(element(chunk, 0, "chunk id").integer);
-      if (chunk.elements.size() > 4) {  // colocated: [member node id, id there]
-        const Reply& home = chunk.elements[4];
-        homes.emplace_back(element(home, 0, "chunk member").string,
-                           element(home, 1, "chunk id there").integer);
-      } else {
-        homes.emplace_back();
+      homes.emplace_back();
+      std::uint64_t frame = 0;
+      // After the four fields: [member node id, id there] for a colocated chunk (cluster mode),
+      // then the frame size of an encoded one.
+      for (std::size_t k = 4; k < chunk.elements.size(); ++k) {
+        const Reply& more = chunk.elements[k];
+        if (more.is_array()) {
+          homes.back() = {element(more, 0, "chunk member").string,
+                          element(more, 1, "chunk id there").integer};
+        } else if (more.is_integer() && more.integer > 0) {
+          frame = static_cast<std::uint64_t>(more.integer);
+        } else {
+          throw ProtocolError("stream reply: malformed chunk row of " + component.name);
+        }
+      }
+      if (frame != 0 || !encoded.empty()) {
+        encoded.resize(ids.size() - 1, 0);  // the raw ones before it
+        encoded.push_back(frame);
       }
       component.chunks.push_back(stream::Chunk{
           parse_extent(element(chunk, 2, "offset").string),
@@ -908,6 +1013,7 @@ StreamNext StreamReader::next_step() {
     impl->components.push_back(std::move(component));
     impl->chunk_ids.push_back(std::move(ids));
     impl->homes.push_back(std::move(homes));
+    impl->encoded.push_back(std::move(encoded));
   }
   next.kind = StreamNext::Kind::kStep;
   next.step.emplace(StreamStep(std::move(impl)));
@@ -978,11 +1084,62 @@ std::vector<ReceivedChunk> StreamStep::Impl::fetch(std::span<const WantedChunk> 
   for (const WantedChunk& w : wanted) {
     const StreamComponent& component = components[w.component];
     const auto& [member, id_there] = homes[w.component][w.chunk];
+    const std::uint64_t frame = encoded_size(w);
     chunks.push_back(client::ChunkToFetch{
         chunk_ids[w.component][w.chunk], member, id_there,
-        product(component.chunks[w.chunk].extent) * dtype_size(component.dtype), component.name});
+        frame != 0 ? frame
+                   : product(component.chunks[w.chunk].extent) * dtype_size(component.dtype),
+        component.name});
   }
-  return reader->chunks.fetch(number, mapped, chunks);
+  std::vector<ReceivedChunk> received = reader->chunks.fetch(number, mapped, chunks);
+  decode(wanted, received);
+  return received;
+}
+
+// Encoded chunks are decoded into memory of their own, several at once on a few threads (at most
+// kDecodeThreads, and no more than the machine has): a reader's share of a step is often many
+// chunks, and decoding, not fetching, is then what takes the time.
+void StreamStep::Impl::decode(std::span<const WantedChunk> wanted,
+                              std::vector<ReceivedChunk>& received) const {
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    if (encoded_size(wanted[k]) != 0) todo.push_back(k);
+  }
+  if (todo.empty()) return;
+  auto one = [&](std::size_t k) {
+    const StreamComponent& component = components[wanted[k].component];
+    const std::vector<std::uint64_t>& extent = component.chunks[wanted[k].chunk].extent;
+    const std::size_t bytes = product(extent) * dtype_size(component.dtype);
+    auto memory = std::make_shared_for_overwrite<std::byte[]>(bytes);
+    client::decode_chunk(received[k].bytes, component.dtype, extent, {memory.get(), bytes},
+                 "chunk " + std::to_string(wanted[k].chunk) + " of component '" + component.name +
+                     "' in step " + std::to_string(number));
+    received[k] = ReceivedChunk{{memory.get(), bytes}, std::move(memory), false};
+  };
+  const std::size_t threads =
+      std::min<std::size_t>({todo.size(), kDecodeThreads,
+                             std::max(1u, std::thread::hardware_concurrency())});
+  if (threads <= 1) {
+    for (std::size_t k : todo) one(k);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(threads);
+  auto work = [&](std::size_t t) {
+    try {
+      for (std::size_t i = next++; i < todo.size(); i = next++) one(todo[i]);
+    } catch (...) {
+      errors[t] = std::current_exception();
+      next = todo.size();  // the others stop after their chunk
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 void StreamStep::load_boxes(std::span<const StreamBox> boxes) {

@@ -121,8 +121,9 @@ void write_attribute(ReplyBuffer& reply, const Attribute& attribute) {
   if (!attribute.element.empty()) reply.bulk(attribute.element);
 }
 
-// A chunk row is [id, source rank, offset, extent], and for a colocated chunk (cluster mode) a
-// fifth element [member node id, id there] saying where to fetch it (SS.CHUNKS.GET).
+// A chunk row is [id, source rank, offset, extent], then for a colocated chunk (cluster mode)
+// [member node id, id there] saying where to fetch it (SS.CHUNKS.GET), then for an encoded chunk
+// its frame size (an integer: the bytes to fetch, which the reader decodes).
 void write_component(ReplyBuffer& reply, const ComponentData& component,
                      const std::vector<std::pair<std::string, std::uint64_t>>& remote) {
   reply.array(4);
@@ -134,7 +135,8 @@ void write_component(ReplyBuffer& reply, const ComponentData& component,
     const stream::Chunk& chunk = component.chunks[i];
     const std::uint32_t id = component.chunk_ids[i];
     const bool away = id < remote.size() && remote[id].second != 0;
-    reply.array(away ? 5 : 4);
+    const std::uint64_t encoded = component.encoded.empty() ? 0 : component.encoded[i];
+    reply.array(4 + (away ? 1 : 0) + (encoded != 0 ? 1 : 0));
     reply.integer(id);
     reply.integer(chunk.source_rank);
     reply.bulk(format_extent(chunk.offset));
@@ -144,6 +146,7 @@ void write_component(ReplyBuffer& reply, const ComponentData& component,
       reply.bulk(remote[id].first);
       reply.integer(static_cast<std::int64_t>(remote[id].second));
     }
+    if (encoded != 0) reply.integer(static_cast<std::int64_t>(encoded));
   }
 }
 

@@ -91,6 +91,19 @@ std::uint64_t check_chunk_shape(const PutRequest& request) {
   const std::uint64_t elements = *element_count(request.extent);  // within the global extent
   const std::uint64_t element_size = dtype_size(request.dtype);
   std::uint64_t expected = 0;
+  if (request.encoded != 0) {
+    // A codec frame: its size is what the writer says (the bytes of a PUT, the used part of a
+    // segment); the reader checks the decoded size against the extent.
+    if (request.segment == 0 && request.remote == 0 && request.encoded != request.bytes.size()) {
+      throw StreamError("the encoded chunk has " + std::to_string(request.bytes.size()) +
+                        " bytes; ENCODED says " + std::to_string(request.encoded));
+    }
+    if (__builtin_mul_overflow(elements, element_size, &expected)) {
+      throw StreamError("extent " + format_extent(request.extent) + " of " +
+                        std::string(dtype_name(request.dtype)) + " holds 2^64 bytes or more");
+    }
+    return request.encoded;
+  }
   if (__builtin_mul_overflow(elements, element_size, &expected) ||
       (request.segment == 0 && request.remote == 0 && expected != request.bytes.size())) {
     throw StreamError("the chunk has " + std::to_string(request.bytes.size()) + " bytes; extent " +
@@ -345,6 +358,10 @@ void Stream::put(std::uint32_t rank, std::int64_t step, PutRequest request, std:
   component->chunks.push_back(
       stream::Chunk{std::move(request.offset), std::move(request.extent), rank});
   component->chunk_ids.push_back(id);
+  if (request.encoded != 0 || !component->encoded.empty()) {
+    component->encoded.resize(component->chunks.size() - 1, 0);  // the raw ones before it
+    component->encoded.push_back(request.encoded);
+  }
   data.chunks.push_back(std::move(stored));
   data.bytes += size;
   bytes_held_ += size;

@@ -51,6 +51,9 @@ struct PutRequest {
   Buffer bytes;               ///< the chunk's bytes (PUT)
   std::uint64_t segment = 0;  ///< or the segment the writer filled with them (PUTSEG); 0: none
   std::uint64_t remote = 0;   ///< or their id on the writer's chunk shard (PUTREF); 0: none
+  /// ENCODED size: the bytes are a codec frame of this many bytes (src/codec), which the server
+  /// stores as they are and never decodes; 0: the raw elements.
+  std::uint64_t encoded = 0;
 };
 
 /// A cluster member holding colocated chunks: its index in the member list and its node id.

@@ -73,6 +73,9 @@ struct ComponentData {
   std::vector<std::uint64_t> global_extent;
   stream::ChunkTable chunks;
   std::vector<std::uint32_t> chunk_ids;
+  /// Parallel to `chunks` once any chunk is encoded (else empty): a chunk's frame size in bytes,
+  /// 0 for raw elements.
+  std::vector<std::uint64_t> encoded;
 };
 
 /// The bytes of one chunk, counted against --maxmemory until the step is freed. Replies share

@@ -160,6 +160,16 @@ PutRequest parse_put(const CommandContext& c) {
   return request;
 }
 
+// PUT, PUTSEG and PUTREF's optional `ENCODED size` (arguments 10 and 11): the chunk's bytes are a
+// codec frame of that size (docs/streams.md, "Operators").
+void parse_encoded(const CommandContext& c, PutRequest& request) {
+  if (c.argc() == 10) return;
+  if (c.argc() != 12 || !equals_nocase(c.arg(10), "ENCODED")) {
+    throw StreamError("syntax error: after the chunk, only ENCODED size");
+  }
+  request.encoded = parse_id(c.arg(11), "encoded size");
+}
+
 // PUT, PUTSEG and PUTREF: a chunk of a begun step. `complete` fills in where its bytes are from
 // argument 9.
 template <typename Complete>
@@ -169,6 +179,7 @@ Outcome put_chunk(CommandContext& c, Complete&& complete) {
     const std::int64_t step = parse_step(c.arg(3));
     guard_step(c, rank, step, [&] {
       PutRequest request = parse_put(c);
+      parse_encoded(c, request);
       complete(request);
       const std::uint64_t session = c.session.id();
       c.server.streams().with_existing(c.arg(1), writer_here(rank, session), [&](Stream& s) {
@@ -356,19 +367,21 @@ void add_stream_writer_commands(std::vector<CommandSpec>& out) {
      "stream rank step [TIMEOUT ms]",
      "Begins a step: +OK once it has a slot in the queue, or nil after ms milliseconds "
      "(0 = no limit)."},
-    {"SS.STREAM.PUT", 10, kWrite | kDenyOom, 1, 1, 1, put, "stream",
-     "stream rank step component dtype global-extent offset extent bytes",
-     "Stores a chunk of a record component in a begun step (extents as 64,32,32): +OK."},
+    {"SS.STREAM.PUT", -10, kWrite | kDenyOom, 1, 1, 1, put, "stream",
+     "stream rank step component dtype global-extent offset extent bytes [ENCODED size]",
+     "Stores a chunk of a record component in a begun step (extents as 64,32,32): +OK. ENCODED: "
+     "the bytes are a codec frame of size bytes (an operator's output), stored as they are and "
+     "handed to readers with the size in the chunk table."},
     {"SS.STREAM.SEGMENTS", -5, kWrite | kDenyOom, 1, 1, 1, segments, "stream",
      "stream rank step size [size ...]",
      "Lends the writer shared-memory segments for the chunks of a begun step (SS.SHM.ATTACH "
      "first): [[id, fresh, bytes] per size, [ids dropped since]], the memfd of each fresh one "
      "passed alongside; a segment (bytes) may be larger than its chunk (size classes)."},
-    {"SS.STREAM.PUTSEG", 10, kWrite, 1, 1, 1, put_segment, "stream",
-     "stream rank step component dtype global-extent offset extent segment",
+    {"SS.STREAM.PUTSEG", -10, kWrite, 1, 1, 1, put_segment, "stream",
+     "stream rank step component dtype global-extent offset extent segment [ENCODED size]",
      "Stores a chunk whose bytes the writer put in a segment lent for this step: +OK."},
-    {"SS.STREAM.PUTREF", 10, kWrite, 1, 1, 1, put_reference, "stream",
-     "stream rank step component dtype global-extent offset extent chunk-id",
+    {"SS.STREAM.PUTREF", -10, kWrite, 1, 1, 1, put_reference, "stream",
+     "stream rank step component dtype global-extent offset extent chunk-id [ENCODED size]",
      "Cluster mode: names a chunk the writer stored on its CHUNKS-ON member (SS.CHUNKS.PUT there) "
      "as part of a begun step: +OK. The stream frees it there when the step is freed."},
     {"SS.STREAM.ATTR", -8, kWrite | kDenyOom, 1, 1, 1, attr, "stream",
