@@ -913,6 +913,20 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_stream_writer_create(
 SLIPSTREAM_C_API slipstream_status_t
 slipstream_stream_writer_destroy(slipstream_stream_writer_t** writer);
 
+/** Sets the compression operator of `component` ("*": every component without one of its own)
+ *  for the chunks put from now on (docs/streams.md, "Operators"): `type` "zstd", "blosc", "bzip2"
+ *  or "zfp" and `parameters` as "name=value" pairs separated by commas, ADIOS2's names:
+ *  "level=3"; "clevel=5,doshuffle=BLOSC_SHUFFLE,compressor=lz4"; "blockSize100k=9";
+ *  "accuracy=1e-4" (or precision, rate; float32 and float64 only). `parameters` may be NULL or
+ *  empty; `type` NULL or empty removes the component's operator. The writer encodes each chunk,
+ *  the server stores the encoded bytes, readers get decoded elements. INVALID_ARGUMENT, naming the
+ *  component, for an unknown operator or parameter or a value out of range (and, at put, for a
+ *  component's own zfp on integer chunks). Needs the shared library: libslipstream_c.a refuses
+ *  every operator. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_stream_set_operator(
+    slipstream_stream_writer_t* writer, const char* component, size_t component_length,
+    const char* type, size_t type_length, const char* parameters, size_t parameters_length);
+
 /** Begins `step` (numbers increase per writer; every writer of a step gives the same number).
  *  Blocks while the queue is full of steps a blocking group has not released; TIMEOUT_ERROR
  *  after begin_timeout_ms. INVALID_ARGUMENT if a step is open or the writer has closed;

@@ -51,6 +51,13 @@ module slipstream_stream_c_api
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: writer
     end function
+    integer(c_int) function c_stream_set_operator(writer, component, component_length, type, &
+        type_length, parameters, parameters_length) bind(C, name="slipstream_stream_set_operator")
+      import :: c_char, c_int, c_ptr, c_size_t
+      type(c_ptr), value :: writer
+      character(kind=c_char), intent(in) :: component(*), type(*), parameters(*)
+      integer(c_size_t), value :: component_length, type_length, parameters_length
+    end function
     integer(c_int) function c_stream_begin_step(writer, step) &
         bind(C, name="slipstream_stream_begin_step")
       import :: c_int, c_int64_t, c_ptr

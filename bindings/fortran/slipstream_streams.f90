@@ -58,6 +58,7 @@ module slipstream_streams
     procedure :: initialize => writer_initialize
     procedure :: destroy => writer_destroy
     procedure :: begin_step => writer_begin_step
+    procedure :: set_operator => writer_set_operator
     ! put_chunk(component, data, global_extent, offset) for real32, real64, int8, int16, int32,
     ! int64 arrays of rank 1-4.
     include "stream_chunk_bindings.inc"
@@ -229,6 +230,25 @@ contains
     integer(c_int64_t), intent(in) :: step
     code = c_stream_begin_step(self%handle, step)
   end function writer_begin_step
+
+  !> Sets the compression operator of `component` ("*": every component without its own) for the
+  !> chunks put from now on: `type` "zstd", "blosc", "bzip2" or "zfp" (an empty `type` removes it)
+  !> and `parameters` as "name=value" pairs separated by commas, ADIOS2's names: "level=3",
+  !> "clevel=5,doshuffle=BLOSC_SHUFFLE", "accuracy=1e-4" (zfp: real32 and real64 data only).
+  !> Readers get the decoded values. SLIPSTREAM_INVALID_ARGUMENT for an unknown operator or
+  !> parameter (print_last_error names it).
+  integer function writer_set_operator(self, component, type, parameters) result(code)
+    class(stream_writer_type), intent(in) :: self
+    character(len=*), intent(in) :: component, type
+    character(len=*), intent(in), optional :: parameters
+    if (present(parameters)) then
+      code = c_stream_set_operator(self%handle, component, c_text_length(component), type, &
+                                   c_text_length(type), parameters, c_text_length(parameters))
+    else
+      code = c_stream_set_operator(self%handle, component, c_text_length(component), type, &
+                                   c_text_length(type), "", 0_c_size_t)
+    end if
+  end function writer_set_operator
 
   !> Adds the chunk `data` of `component` (an openPMD path, e.g. "meshes/E/x") to the step begun:
   !> the box at `offset` (from 0) with the shape of `data`, in a component of `global_extent`, both

@@ -147,7 +147,8 @@ struct StreamWriterOptions {
   bool first_step_precious = false;
   /// Compression operators by component name (`meshes/E/x`), or "*" for every component without
   /// one of its own. Checked when the writer is made (InvalidArgumentError naming the component
-  /// for an unknown operator or parameter); StreamWriter::set_operator changes them later.
+  /// for an unknown operator or parameter); StreamWriter::set_operator changes them later. A
+  /// component's own zfp refuses integer chunks (InvalidArgumentError at put); "*" leaves them raw.
   std::map<std::string, StreamOperator, std::less<>> operators;
 };
 

@@ -21,14 +21,14 @@ class Codec final : public ChunkCodec {
       throw InvalidArgumentError(e.what());
     }
   }
-  void check_fits(DType dtype, std::size_t dims, std::string_view what) const override {
-    if (op_.codec != codec::Codec::kZfp) return;
+  std::string misfit(DType dtype, std::size_t dims) const override {
+    if (op_.codec != codec::Codec::kZfp) return {};
     if ((dtype != DType::kFloat32 && dtype != DType::kFloat64) || dims < 1 || dims > 4) {
-      throw InvalidArgumentError(std::string(what) + ": " + codec::describe(op_) +
-                                 " encodes float32 and float64 arrays of 1 to 4 dimensions; this "
-                                 "chunk is " + std::string(dtype_name(dtype)) + " of " +
-                                 std::to_string(dims) + " dimensions");
+      return codec::describe(op_) + " encodes float32 and float64 arrays of 1 to 4 dimensions; "
+             "this chunk is " + std::string(dtype_name(dtype)) + " of " + std::to_string(dims) +
+             " dimensions";
     }
+    return {};
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,9 +26,9 @@ class ChunkCodec {
   virtual std::vector<std::byte> encode(DType dtype, std::span<const std::uint64_t> extent,
                                         std::span<const std::byte> raw,
                                         std::string_view what) const = 0;
-  // Throws InvalidArgumentError naming `what` when chunks of `dtype` with `dims` dimensions cannot
-  // be encoded by this operator (checked at put, before anything is queued).
-  virtual void check_fits(DType dtype, std::size_t dims, std::string_view what) const = 0;
+  // Why chunks of `dtype` with `dims` dimensions cannot be encoded by this operator, or empty
+  // when they can (checked at put, before anything is queued).
+  virtual std::string misfit(DType dtype, std::size_t dims) const = 0;
 };
 
 // Checks `op` (InvalidArgumentError naming `what` for an unknown operator or parameter).

@@ -357,11 +357,18 @@ class StreamWriter::Impl {
     frames.clear();
     encoded_loans.clear();
   }
-  // The operator of `component` (its own, else "*"), or null.
-  const client::ChunkCodec* codec_for(std::string_view component) const {
-    auto found = codecs.find(component);
-    if (found == codecs.end()) found = codecs.find(std::string_view("*"));
-    return found == codecs.end() ? nullptr : found->second.get();
+  // The operator for a chunk of `component` (its own, else "*"), or null. A component's own
+  // operator that cannot encode the chunk (zfp on integers) is an InvalidArgumentError naming
+  // `call` and the component; "*" leaves such chunks raw (zfp for every floating-point field).
+  const client::ChunkCodec* codec_for(const char* call, std::string_view component, DType dtype,
+                                      std::size_t dims) const {
+    const bool own = codecs.contains(component);
+    auto found = own ? codecs.find(component) : codecs.find(std::string_view("*"));
+    if (found == codecs.end()) return nullptr;
+    const std::string misfit = found->second->misfit(dtype, dims);
+    if (misfit.empty()) return found->second.get();
+    if (!own) return nullptr;
+    throw InvalidArgumentError(std::string(call) + " '" + std::string(component) + "': " + misfit);
   }
   void set_codec(std::string_view component, const std::optional<StreamOperator>& op) {
     if (component.empty()) throw InvalidArgumentError("set_operator: empty component name");
@@ -564,10 +571,7 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
                                std::to_string(expected));
   }
   Impl& w = *impl_;
-  const client::ChunkCodec* codec = w.codec_for(component);
-  if (codec != nullptr) {
-    codec->check_fits(dtype, extent.size(), "put_chunk '" + std::string(component) + "'");
-  }
+  const client::ChunkCodec* codec = w.codec_for("put_chunk", component, dtype, extent.size());
   if (w.aborted) return;  // the step was aborted: nothing of it is sent
   if (codec != nullptr && bytes > 0) {
     w.put_encoded(*codec, w.place(component, dtype, global_extent, offset, extent), extent, data,
@@ -589,10 +593,7 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   const std::size_t bytes = check_chunk("loan_chunk", impl_->open_step.has_value(), component,
                                         dtype, global_extent, offset, extent);
   Impl& w = *impl_;
-  const client::ChunkCodec* codec = w.codec_for(component);
-  if (codec != nullptr) {
-    codec->check_fits(dtype, extent.size(), "loan_chunk '" + std::string(component) + "'");
-  }
+  const client::ChunkCodec* codec = w.codec_for("loan_chunk", component, dtype, extent.size());
   // An aborted step gets memory to fill, never sent.
   if (w.aborted) return w.chunks.private_memory(bytes);
   if (codec != nullptr && bytes > 0) {  // filled here, encoded at end_step

@@ -90,6 +90,47 @@ bool as_flag(const Json& value, const std::vector<std::string>& where) {
   throw error::BackendConfigSchema(where, "expected true or false, not '" + text + "'");
 }
 
+// adios2.dataset.operators (`where` its path): [{"type": ..., "parameters": {...}}], one entry.
+std::optional<DatasetOperator> read_operators(const Json& operators,
+                                              const std::vector<std::string>& where) {
+  if (!operators.is_array()) throw error::BackendConfigSchema(where, "expected a list of operators");
+  if (operators.empty()) return std::nullopt;
+  if (operators.size() > 1) {
+    throw error::BackendConfigSchema(where, std::to_string(operators.size()) +
+                                                " operators: chaining operators is not supported, "
+                                                "give one");
+  }
+  const Json& entry = operators.front();
+  if (!entry.is_object() || !entry.contains("type")) {
+    throw error::BackendConfigSchema(where, "expected {\"type\": ..., \"parameters\": {...}}");
+  }
+  DatasetOperator op;
+  for (const auto& [key, value] : entry.items()) {
+    if (key == "type") {
+      op.type = lower(as_text(value, where));
+    } else if (key == "parameters") {
+      if (!value.is_object()) throw error::BackendConfigSchema(where, "parameters: expected a table");
+      for (const auto& [name, setting] : value.items()) {
+        // Numbers as their shortest text (1e-07, not std::to_string's 0.000000).
+        op.parameters.emplace_back(name, setting.is_string() ? setting.get<std::string>()
+                                                             : setting.is_number() ? setting.dump()
+                                                                                   : as_text(setting, where));
+      }
+    } else {
+      throw error::BackendConfigSchema(where, "unknown key '" + key + "' of an operator");
+    }
+  }
+  return op;
+}
+
+// The operators under `adios2` of a configuration, if any.
+std::optional<DatasetOperator> adios2_operators(const Json& adios2) {
+  if (!adios2.is_object() || !adios2.contains("dataset")) return std::nullopt;
+  const Json& dataset = adios2["dataset"];
+  if (!dataset.is_object() || !dataset.contains("operators")) return std::nullopt;
+  return read_operators(dataset["operators"], {"adios2", "dataset", "operators"});
+}
+
 void read_sst_parameters(const Json& parameters, SeriesConfig& config) {
   std::vector<std::string> ignored;
   for (const auto& [key, value] : parameters.items()) {
@@ -195,10 +236,7 @@ SeriesConfig parse_config(const std::string& options) {
           value["engine"].contains("parameters")) {
         read_sst_parameters(value["engine"]["parameters"], config);
       }
-      if (value.contains("dataset") && value["dataset"].contains("operators")) {
-        config.warnings.push_back("adios2.dataset.operators are accepted but not applied: "
-                                  "stream data travel uncompressed");
-      }
+      config.dataset_operator = adios2_operators(value);
     } else if (name == "hdf5" || name == "json" || name == "toml" ||
                name == "defer_iteration_parsing" || name == "rank_table" ||
                name == "resizable" || name == "dataset") {
@@ -211,6 +249,17 @@ SeriesConfig parse_config(const std::string& options) {
     if (const char* strategy = std::getenv("OPENPMD_CHUNK_DISTRIBUTION")) config.strategy = strategy;
   }
   return config;
+}
+
+std::optional<DatasetOperator> dataset_operator(const std::string& options) {
+  const Json json = parse_text(options, "of the dataset");
+  if (!json.is_object()) {
+    throw error::BackendConfigSchema({}, "a dataset's options must be a JSON object or TOML table");
+  }
+  for (const auto& [key, value] : json.items()) {
+    if (lower(key) == "adios2") return adios2_operators(value);
+  }
+  return std::nullopt;
 }
 
 }  // namespace openPMD::internal

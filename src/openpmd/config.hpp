@@ -7,9 +7,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace openPMD::internal {
+
+/// A compression operator as ADIOS2 and openPMD-api name it (`adios2.dataset.operators`):
+/// its type ("zstd", "blosc", "bzip2", "zfp", ...) and parameters as text.
+struct DatasetOperator {
+  std::string type;
+  std::vector<std::pair<std::string, std::string>> parameters;
+};
 
 struct SeriesConfig {
   /// `backend` (lower case): "slipstream", "hdf5", "adios2", "json", ... or empty.
@@ -36,6 +44,10 @@ struct SeriesConfig {
   std::optional<std::chrono::milliseconds> open_timeout;  ///< OpenTimeoutSecs
   std::optional<bool> first_step_precious;        ///< FirstTimestepPrecious
 
+  /// adios2.dataset.operators: the operator of every dataset without one of its own (Dataset
+  /// options). Applied by the stream backend; HDF5 files are written without it (said once).
+  std::optional<DatasetOperator> dataset_operator;
+
   /// Things said once when the series opens (ignored parameters, unknown keys).
   std::vector<std::string> warnings;
 };
@@ -43,5 +55,11 @@ struct SeriesConfig {
 /// Parses `options` (JSON or TOML text, or `@path` naming a file of either). Throws
 /// error::BackendConfigSchema naming where the problem is.
 SeriesConfig parse_config(const std::string& options);
+
+/// The operator a Dataset's `options` (JSON or TOML, as openPMD-api takes them) ask for with
+/// `adios2.dataset.operators`, or nullopt. Throws error::BackendConfigSchema for options that do
+/// not parse, an operator list that is not a list of {type, parameters}, or more than one
+/// operator (chains are not supported).
+std::optional<DatasetOperator> dataset_operator(const std::string& options);
 
 }  // namespace openPMD::internal

@@ -204,6 +204,7 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
         }
       } else if (state.has_extent && !state.defined) {
         backend->define_dataset(index, path, state.dtype, state.extent);
+        if (state.op) backend->set_operator(path, *state.op);
         state.defined = true;
       }
       for (const QueuedStore& store : state.stores) {
@@ -260,6 +261,7 @@ void* SeriesState::loan(Node& component, const Offset& offset, const Extent& ext
   const std::string path = path_in_iteration(node);
   if (!state.defined) {
     backend->define_dataset(self->index, path, state.dtype, state.extent);
+    if (state.op) backend->set_operator(path, *state.op);
     state.defined = true;
   }
   return backend->loan_chunk(self->index, {path, state.dtype, state.extent, offset, extent, nullptr});

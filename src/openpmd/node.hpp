@@ -14,6 +14,7 @@
 #include "openPMD/Attribute.hpp"
 #include "openPMD/Dataset.hpp"
 #include "openPMD/RecordComponent.hpp"
+#include "openpmd/config.hpp"
 
 namespace openPMD::internal {
 
@@ -64,6 +65,8 @@ struct ComponentState {
   std::vector<QueuedStore> stores;
   std::vector<QueuedLoad> loads;
   ChunkTable chunks;  ///< reading: what was written
+  /// The Dataset's own adios2.dataset.operators (resetDataset's options), or none.
+  std::optional<DatasetOperator> op;
 };
 
 struct Node {

@@ -120,6 +120,8 @@ RecordComponent& RecordComponent::resetDataset(Dataset dataset) {
     }
     if (dataset.extent != state.extent) state.defined = false;  // declared again, larger
   }
+  // adios2.dataset.operators in the Dataset's options (openPMD-api's per-dataset configuration).
+  if (dataset.options != "{}") state.op = internal::dataset_operator(dataset.options);
   state.dtype = dtype;
   state.extent = std::move(dataset.extent);
   state.has_extent = true;

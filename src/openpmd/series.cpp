@@ -435,6 +435,10 @@ Series::Series(const std::string& filepath, Access access, const std::string& op
   iterations = Container<Iteration, std::uint64_t>(iterations_node);
   state->iterations.emplace(iterations);
 
+  if (!stream && state->config.dataset_operator) {
+    state->config.warnings.push_back("adios2.dataset.operators apply to streams: HDF5 files are "
+                                     "written without them");
+  }
   if (rank == 0) {
     for (const std::string& warning : state->config.warnings) {
       std::cerr << "openPMD: " << filepath << ": " << warning << "\n";

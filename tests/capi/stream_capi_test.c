@@ -336,6 +336,68 @@ static void check_load_after_release(void) {
   EXPECT_OK(slipstream_stream_writer_destroy(&writer));
 }
 
+/* Compression operators from C: a lossless one round-trips exactly, zfp stays within its
+ * accuracy, "*" covers the rest, and bad operators or parameters are INVALID_ARGUMENT. */
+static void check_operators(void) {
+  enum { kCount = 4096 };
+  slipstream_stream_writer_t* writer = NULL;
+  slipstream_stream_reader_t* reader = NULL;
+  slipstream_stream_next_kind_t kind = -1;
+  slipstream_stream_step_t* s = NULL;
+  const int64_t global[1] = {kCount}, offset[1] = {0};
+  static int64_t ids[kCount];
+  static double field[kCount];
+  const void* data = NULL;
+  size_t bytes = 0;
+  int i;
+  for (i = 0; i < kCount; ++i) {
+    ids[i] = (int64_t)i * 7 % 1000;
+    field[i] = (double)(i % 64) * 0.01 + (double)(i / 64);
+  }
+  EXPECT_OK(slipstream_stream_writer_create(NULL, "capi.stream.operators", NTS, 0, 1, NULL,
+                                            &writer));
+  EXPECT_OK(slipstream_stream_reader_create(NULL, "capi.stream.operators", NTS, "g", NTS, 0, 1,
+                                            NULL, &reader));
+  if (writer == NULL || reader == NULL) return;
+  EXPECT_OK(slipstream_stream_set_operator(writer, "particles/e/id", NTS, "blosc", NTS,
+                                           "clevel=5, doshuffle=BLOSC_SHUFFLE,compressor=zstd", NTS));
+  EXPECT_OK(slipstream_stream_set_operator(writer, "*", NTS, "zfp", NTS, "accuracy=1e-3", NTS));
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_stream_set_operator(writer, "meshes/x", NTS, "lzma", NTS, NULL, 0));
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_stream_set_operator(writer, "meshes/x", NTS, "zstd", NTS, "level", NTS));
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_stream_set_operator(writer, "meshes/x", NTS, "zfp", NTS, "accuracy=0",
+                                               NTS));
+  EXPECT_OK(slipstream_stream_begin_step(writer, 0));
+  EXPECT_OK(slipstream_stream_put_chunk(writer, "particles/e/id", NTS, SLIPSTREAM_INT64, 1, global,
+                                        offset, global, ids, sizeof ids));
+  EXPECT_OK(slipstream_stream_put_chunk(writer, "meshes/rho", NTS, SLIPSTREAM_FLOAT64, 1, global,
+                                        offset, global, field, sizeof field));
+  EXPECT_OK(slipstream_stream_end_step(writer));
+  EXPECT_OK(slipstream_stream_next_step(reader, &kind, NULL, &s));
+  CHECK(kind == SLIPSTREAM_STREAM_STEP && s != NULL);
+  if (s != NULL) {
+    EXPECT_OK(slipstream_stream_step_piece_data(s, 0, 0, SLIPSTREAM_INT64, 1, &data, &bytes));
+    CHECK(bytes == sizeof ids && data != NULL && memcmp(data, ids, sizeof ids) == 0);
+    EXPECT_OK(slipstream_stream_step_piece_data(s, 1, 0, SLIPSTREAM_FLOAT64, 1, &data, &bytes));
+    CHECK(bytes == sizeof field && data != NULL);
+    if (data != NULL && bytes == sizeof field) {
+      double worst = 0;
+      for (i = 0; i < kCount; ++i) {
+        const double error = ((const double*)data)[i] - field[i];
+        if (error > worst) worst = error;
+        if (-error > worst) worst = -error;
+      }
+      CHECK(worst <= 1e-3 && worst > 0);
+    }
+    EXPECT_OK(slipstream_stream_step_destroy(&s));
+  }
+  EXPECT_OK(slipstream_stream_writer_close(writer));
+  EXPECT_OK(slipstream_stream_reader_destroy(&reader));
+  EXPECT_OK(slipstream_stream_writer_destroy(&writer));
+}
+
 /* A step one writer does not end within the step timeout is skipped, with the reason. The timeout
  * runs from the first begin_step: it must outlast the next two calls even on a loaded machine and
  * under valgrind (capi_stream_memcheck), or the step is aborted before writer 0 ends it. */
@@ -730,6 +792,7 @@ int main(int argc, char** argv) {
   for (w = 0; w < kWriters; ++w) EXPECT_OK(slipstream_stream_writer_destroy(&writers[w]));
 
   check_load_after_release();
+  check_operators();
   check_step_timeout();
   check_timeouts();
   check_bad_arguments();

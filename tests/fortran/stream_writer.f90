@@ -13,6 +13,7 @@
 ! axisLabels = ["y", "x"] (C order). The writers turn reserve_next_step off and send every chunk
 ! through shared memory (shared_memory_min_bytes = 1, over a Unix socket), so the checker also
 ! shows that those options are taken; a negative shared_memory_min_bytes must be refused.
+! meshes/rho goes through zstd and meshes/E/x through blosc (lossless: still checked exactly).
 ! Usage: stream_writer RANK   (SLIPSTREAM_ADDRESS names the server). Exits 1 on any error.
 program stream_writer
   use, intrinsic :: iso_c_binding
@@ -40,6 +41,15 @@ program stream_writer
                                hostname="node" // achar(iachar('0') + rank), &
                                shared_memory_min_bytes=1_c_int64_t, reserve_next_step=.false.), &
              "initialize")
+  ! Lossless operators on two components (the checker's exact comparison shows that readers get
+  ! the decoded values); a zfp accuracy of 0 is refused.
+  call check(writer%set_operator("meshes/rho", "zstd", "level=3"), "set_operator zstd")
+  call check(writer%set_operator("meshes/E/x", "blosc", "clevel=5,doshuffle=BLOSC_SHUFFLE"), &
+             "set_operator blosc")
+  if (writer%set_operator("meshes/E/y", "zfp", "accuracy=0") /= SLIPSTREAM_INVALID_ARGUMENT) then
+    write(*, '(a)') 'stream_writer: a zfp accuracy of 0 was not refused'
+    stop 1
+  end if
   if (rank == 0) then
     call check(writer%set_attribute("/", "software", "fortran-test", stream_level=.true.), &
                "stream attribute software")

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -186,6 +187,98 @@ TEST(StreamReaderTree, EveryStepShowsItsOwnAttributesAndKeptHandlesTheirIteratio
   }
   writer.join();
   EXPECT_EQ(count, kIterations);
+}
+
+// adios2.dataset.operators, as openPMD-api users write them: the series' operator compresses
+// every dataset it can (zfp: the floating-point ones; integer ids go raw), a Dataset's own options
+// override it, and the reader gets decoded data (within zfp's accuracy, exact for the lossless
+// operator and the raw ids). Bad operators are configuration errors naming the key path.
+TEST(StreamOperators, SeriesAndDatasetOperatorsCompressAndReadersGetDecodedData) {
+  constexpr double kAccuracy = 1e-3;
+  constexpr int kIterations = 3;
+  const std::string series_operators =
+      R"(, "adios2": {"dataset": {"operators": [{"type": "zfp", "parameters": {"accuracy": 0.001}}]}})";
+  auto with_operators = [&](const std::string& base) {
+    return base.substr(0, base.size() - 1) + series_operators + "}";
+  };
+  auto field = [](int i, std::uint64_t k) { return std::sin(0.01 * static_cast<double>(k)) + i; };
+  std::thread writer([&] {
+    Series series("operators.sst", Access::CREATE, with_operators(config("")));
+    for (int i = 0; i < kIterations; ++i) {
+      Iteration it = series.writeIterations()[static_cast<std::uint64_t>(i)];
+      MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+      rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements}));
+      std::vector<double> values(kElements);
+      for (std::uint64_t k = 0; k < kElements; ++k) values[k] = field(i, k);
+      rho.storeChunk(values, {0}, {kElements});
+      // Its own operator: lossless.
+      MeshRecordComponent exact = it.meshes["exact"][RecordComponent::SCALAR];
+      exact.resetDataset(Dataset(Datatype::DOUBLE, {kElements},
+                                 R"({"adios2": {"dataset": {"operators": [{"type": "blosc", )"
+                                 R"("parameters": {"clevel": 5, "doshuffle": "BLOSC_SHUFFLE"}}]}}})"));
+      exact.storeChunk(values, {0}, {kElements});
+      auto id = it.particles["e"]["id"][RecordComponent::SCALAR];
+      id.resetDataset(Dataset(Datatype::ULONG, {kElements}));
+      std::vector<std::uint64_t> ids(kElements);
+      for (std::uint64_t k = 0; k < kElements; ++k) ids[k] = k * 1000003 + static_cast<std::uint64_t>(i);
+      id.storeChunk(ids, {0}, {kElements});
+      it.close();
+    }
+    series.close();
+  });
+  Series series("operators.sst", Access::READ_LINEAR, config("", "operators"));
+  int seen = 0;
+  for (IndexedIteration it : series.readIterations()) {
+    const int i = static_cast<int>(it.iterationIndex);
+    auto rho = it.meshes["rho"][RecordComponent::SCALAR].loadChunk<double>();
+    auto exact = it.meshes["exact"][RecordComponent::SCALAR].loadChunk<double>();
+    auto id = it.particles["e"]["id"][RecordComponent::SCALAR].loadChunk<std::uint64_t>();
+    it.close();
+    double worst = 0;
+    for (std::uint64_t k = 0; k < kElements; ++k) {
+      worst = std::max(worst, std::abs(rho.get()[k] - field(i, k)));
+      ASSERT_EQ(exact.get()[k], field(i, k)) << "iteration " << i << " element " << k;
+      ASSERT_EQ(id.get()[k], k * 1000003 + static_cast<std::uint64_t>(i));
+    }
+    EXPECT_LE(worst, kAccuracy);
+    EXPECT_GT(worst, 0.0) << "rho went through zfp";
+    ++seen;
+  }
+  writer.join();
+  EXPECT_EQ(seen, kIterations);
+}
+
+TEST(StreamOperators, BadOperatorsAreConfigurationErrors) {
+  auto opening = [&](const std::string& operators) {
+    const std::string base = config("");
+    Series series("bad_operators.sst", Access::CREATE,
+                  base.substr(0, base.size() - 1) + R"(, "adios2": {"dataset": {"operators": )" +
+                      operators + "}}}");
+  };
+  EXPECT_THROW(opening(R"([{"type": "sz", "parameters": {"accuracy": 0.1}}])"),
+               error::BackendConfigSchema);
+  EXPECT_THROW(opening(R"([{"type": "zfp", "parameters": {"accuracy": 0}}])"),
+               error::BackendConfigSchema);
+  EXPECT_THROW(opening(R"([{"type": "zstd"}, {"type": "blosc"}])"), error::BackendConfigSchema);
+  EXPECT_THROW(opening(R"({"type": "zstd"})"), error::BackendConfigSchema);
+  // A dataset's own: refused at the flush that declares it, naming the dataset.
+  Series series("bad_dataset_operator.sst", Access::CREATE, config(""));
+  Iteration it = series.writeIterations()[0];
+  MeshRecordComponent rho = it.meshes["rho"][RecordComponent::SCALAR];
+  rho.resetDataset(Dataset(Datatype::DOUBLE, {kElements},
+                           R"({"adios2": {"dataset": {"operators": [{"type": "zstd", )"
+                           R"("parameters": {"level": 99}}]}}})"));
+  std::vector<double> values(kElements, 1.0);
+  rho.storeChunk(values, {0}, {kElements});
+  try {
+    series.flush();
+    ADD_FAILURE() << "level 99 was accepted";
+  } catch (const error::BackendConfigSchema& e) {
+    EXPECT_NE(std::string(e.what()).find("meshes/rho"), std::string::npos) << e.what();
+  }
+  MeshRecordComponent other = it.meshes["other"][RecordComponent::SCALAR];
+  EXPECT_THROW(other.resetDataset(Dataset(Datatype::DOUBLE, {4}, "{not json")),
+               error::BackendConfigSchema);
 }
 
 }  // namespace

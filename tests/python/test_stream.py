@@ -887,3 +887,59 @@ def test_a_writer_killed_inside_a_reserved_step_aborts_it(server, key, tmp_path,
     assert [step.number for step in reader] == []
     reader.close()
 
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_operators_compress_and_readers_get_decoded_arrays(server, key, transport):
+    """Every operator from Python: lossless ones exact, zfp within its accuracy element by
+    element, "*" covering the components without their own; bad operators raise."""
+    address = server.unix_address if transport == "unix" else server.tcp_address
+    stream = key("ops" + transport)
+    rng = np.random.default_rng(7)
+    smooth = np.sin(np.linspace(0, 20, 64 * 64)).reshape(64, 64)
+    arrays = {
+        "meshes/zstd": (rng.integers(-5, 5, size=(64, 64))).astype(np.int32),
+        "meshes/blosc": smooth.astype(np.float32),
+        "meshes/bzip2": rng.integers(0, 255, size=(64, 64)).astype(np.uint8),
+        "meshes/zfp": smooth,
+        "meshes/default": smooth * 2,
+    }
+    operators = {
+        "meshes/zstd": ("zstd", {"level": 3}),
+        "meshes/blosc": ("blosc", {"clevel": 5, "doshuffle": "BLOSC_BITSHUFFLE"}),
+        "meshes/bzip2": "bzip2",
+        "meshes/zfp": ("zfp", {"accuracy": 1e-4}),
+        "*": ("zfp", {"precision": 20}),
+    }
+    with pytest.raises(slipstream.InvalidArgumentError, match="meshes/x"):
+        slipstream.StreamWriter(stream, address=address, operators={"meshes/x": ("lzma", {})})
+    writer = slipstream.StreamWriter(stream, address=address, expected_groups=1,
+                                     operators=operators, shared_memory_min_bytes=1)
+    reader = slipstream.StreamReader(stream, "g", address=address, next_timeout_ms=10000)
+    writer.begin_step(0)
+    for name, array in arrays.items():
+        writer.put_chunk(name, array, array.shape, (0, 0))
+    with pytest.raises(slipstream.InvalidArgumentError, match="level"):
+        writer.set_operator("meshes/zstd", "zstd", {"level": 40})
+    assert writer.end_step()
+    step = reader.next_step()
+    for name, array in arrays.items():
+        (piece,) = step.load(name)
+        got = piece.array
+        assert got.dtype == array.dtype and got.shape == array.shape
+        if name == "meshes/zfp":
+            assert 0 < np.max(np.abs(got - array)) <= 1e-4
+        elif name == "meshes/default":
+            assert 0 < np.max(np.abs(got - array)) <= 1e-4 * np.max(np.abs(array))
+        else:
+            np.testing.assert_array_equal(got, array)
+    step.release()
+    writer.set_operator("*", None)  # raw from here on
+    writer.begin_step(1)
+    writer.put_chunk("meshes/default", arrays["meshes/default"], (64, 64), (0, 0))
+    assert writer.end_step()
+    step = reader.next_step()
+    np.testing.assert_array_equal(step.load("meshes/default")[0].array, arrays["meshes/default"])
+    step.release()
+    writer.close()
+    reader.close()

@@ -156,6 +156,44 @@ py::array chunk_array(const py::handle& value) {
 }
 
 // The Python object's state.
+// An operator from Python: its type and a dict of parameters (numbers or strings; a float as
+// Python writes it, 1e-07 and not 0.000000).
+StreamOperator stream_operator(const py::handle& type, const py::handle& parameters,
+                               const std::string& component) {
+  if (!py::isinstance<py::str>(type)) {
+    throw InvalidArgumentError("operator of '" + component + "': the type must be a string (\"zstd\", "
+                               "\"blosc\", \"bzip2\" or \"zfp\")");
+  }
+  StreamOperator op{type.cast<std::string>(), {}};
+  if (parameters.is_none()) return op;
+  if (!py::isinstance<py::dict>(parameters)) {
+    throw InvalidArgumentError("operator of '" + component + "': parameters must be a dict");
+  }
+  for (const auto& [name, value] : parameters.cast<py::dict>()) {
+    op.parameters.emplace_back(py::str(name).cast<std::string>(), py::str(value).cast<std::string>());
+  }
+  return op;
+}
+
+// operators=: {component: (type, {parameter: value}) or type}.
+std::map<std::string, StreamOperator, std::less<>> stream_operators(const py::object& operators) {
+  std::map<std::string, StreamOperator, std::less<>> out;
+  if (operators.is_none()) return out;
+  if (!py::isinstance<py::dict>(operators)) {
+    throw InvalidArgumentError("operators must be a dict {component: (type, {parameter: value})}");
+  }
+  for (const auto& [key, spec] : operators.cast<py::dict>()) {
+    const std::string component = py::str(key).cast<std::string>();
+    if (py::isinstance<py::tuple>(spec) && py::len(spec) == 2) {
+      auto pair = spec.cast<py::tuple>();
+      out[component] = stream_operator(pair[0], pair[1], component);
+    } else {
+      out[component] = stream_operator(spec, py::none(), component);
+    }
+  }
+  return out;
+}
+
 class WriterHandle {
  public:
   WriterHandle(std::unique_ptr<StreamWriter> writer, std::string stream, std::uint32_t rank,
@@ -184,6 +222,13 @@ class WriterHandle {
   void begin_step(std::int64_t step) {
     with_writer([&](StreamWriter& w) { w.begin_step(step); });
     declared_.clear();
+  }
+
+  void set_operator(const std::string& component, const py::object& type,
+                    const py::object& parameters) {
+    std::optional<StreamOperator> op;
+    if (!type.is_none()) op = stream_operator(type, parameters, component);
+    with_writer([&](StreamWriter& w) { w.set_operator(component, op); });
   }
 
   void put_chunk(const std::string& component, const py::handle& data,
@@ -361,7 +406,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
                        bool end_on_writer_failure, std::int64_t step_timeout_ms,
                        std::int64_t begin_timeout_ms, std::optional<std::string> hostname,
                        std::int64_t shared_memory_min_bytes, bool reserve_next_step,
-                       bool first_step_precious) {
+                       bool first_step_precious, const py::object& operators) {
              ClientOptions client_options = stream_client_options(
                  address, std::move(password), connect_timeout_ms, command_timeout_ms);
              StreamWriterOptions options;
@@ -383,6 +428,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
              options.shared_memory_min_bytes = static_cast<std::size_t>(shared_memory_min_bytes);
              options.reserve_next_step = reserve_next_step;
              options.first_step_precious = first_step_precious;
+             options.operators = stream_operators(operators);
              const std::uint32_t writer_rank = stream_rank_argument(rank, "writer rank");
              const std::uint32_t writer_count = stream_rank_argument(writers, "writers");
              std::unique_ptr<StreamWriter> writer;
@@ -400,7 +446,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
            py::arg("end_on_writer_failure") = false, py::arg("step_timeout_ms") = 0,
            py::arg("begin_timeout_ms") = 0, py::arg("hostname") = py::none(),
            py::arg("shared_memory_min_bytes") = 64 * 1024, py::arg("reserve_next_step") = true,
-           py::arg("first_step_precious") = false, R"doc(
+           py::arg("first_step_precious") = false, py::arg("operators") = py::none(), R"doc(
 Attaches as writer `rank` of `writers` to `stream` (creating the stream if this is the first
 writer or reader). Connection: address, password, connect_timeout_ms and command_timeout_ms as for
 slipstream.Client. Stream options (every writer must give the same): queue_limit (steps held at
@@ -416,8 +462,19 @@ lets end_step reserve this writer's next step when a slot is free, so that its b
 no round trip; False makes every begin_step a round trip. first_step_precious (every writer must
 give the same): True keeps the first step that completes for the stream's life and hands it first
 to every reader group that joins later (ADIOS2 SST's FirstTimestepPrecious).
-Raises InvalidArgumentError (rank out of range, bad option), ConnectionError, ServerError (the
-stream exists with other options, or the rank is taken).
+operators: compression by component, {component: (type, {parameter: value})} with "*" for every
+component without its own, as ADIOS2 names them: ("zstd", {"level": 3}), ("blosc", {"clevel": 5,
+"doshuffle": "BLOSC_SHUFFLE", "compressor": "lz4"}), ("bzip2", {"blockSize100k": 9}),
+("zfp", {"accuracy": 1e-4}) (or precision, rate; float32/float64 only). The writer encodes, the
+server stores the encoded bytes, readers get decoded arrays (docs/streams.md, "Operators").
+Raises InvalidArgumentError (rank out of range, bad option, unknown operator or parameter),
+ConnectionError, ServerError (the stream exists with other options, or the rank is taken).
+)doc")
+      .def("set_operator", &WriterHandle::set_operator, py::arg("component"), py::arg("type"),
+           py::arg("parameters") = py::none(), R"doc(
+Sets the compression operator of `component` ("*": every component without its own) for the
+chunks put from now on: set_operator("meshes/E/x", "zfp", {"accuracy": 1e-4}); a type of None
+removes it. Raises InvalidArgumentError for an unknown operator or parameter.
 )doc")
       .def("begin_step", &WriterHandle::begin_step, py::arg("step"), R"doc(
 Begins `step` (numbers increase; every writer of a step gives the same number). Blocks, with the

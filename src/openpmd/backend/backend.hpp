@@ -15,6 +15,7 @@
 #include "openPMD/Attribute.hpp"
 #include "openPMD/RecordComponent.hpp"
 #include "openPMD/Series.hpp"
+#include "openpmd/config.hpp"
 
 namespace openPMD::internal {
 
@@ -98,6 +99,12 @@ class Backend {
   /// grows).
   virtual void define_dataset(std::uint64_t index, const std::string& path, Datatype dtype,
                               const Extent& extent) = 0;
+  /// The compression operator a dataset's own options ask for (after define_dataset, before its
+  /// chunks). A backend without operators ignores it (the series says so once).
+  virtual void set_operator(const std::string& path, const DatasetOperator& op) {
+    (void)path;
+    (void)op;
+  }
   /// Writes chunks. `until_close`: the data stay valid and unchanged until close_iteration, so
   /// the backend may keep the pointers instead of copying; otherwise it must be done with them
   /// when it returns.

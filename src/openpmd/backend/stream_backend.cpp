@@ -184,6 +184,10 @@ Attribute from_stream(const slipstream::AttributeValue& value, const std::string
   });
 }
 
+slipstream::StreamOperator to_stream_operator(const DatasetOperator& op) {
+  return slipstream::StreamOperator{op.type, op.parameters};
+}
+
 class StreamBackend final : public Backend {
  public:
   StreamBackend(const BackendTarget& target, const SeriesConfig& config) : target_(target) {
@@ -206,7 +210,15 @@ class StreamBackend final : public Backend {
       // reader group instead of dropping those that no group wants yet.
       options.expected_groups = config.expected_groups ? *config.expected_groups : 1;
       options.first_step_precious = config.first_step_precious.value_or(false);
-      writer_.emplace(client, target.name, rank, size, options);
+      if (config.dataset_operator) {
+        options.operators["*"] = to_stream_operator(*config.dataset_operator);
+      }
+      try {
+        writer_.emplace(client, target.name, rank, size, options);
+      } catch (const slipstream::InvalidArgumentError& e) {
+        if (!config.dataset_operator) throw;
+        throw error::BackendConfigSchema({"adios2", "dataset", "operators"}, e.what());
+      }
     } else {
       slipstream::StreamReaderOptions options;
       if (config.discard && *config.discard) {
@@ -252,6 +264,15 @@ class StreamBackend final : public Backend {
   void define_dataset(std::uint64_t, const std::string& path, Datatype dtype,
                       const Extent&) override {
     to_dtype(dtype, path);  // refused now rather than at the first chunk
+  }
+
+  void set_operator(const std::string& path, const DatasetOperator& op) override {
+    try {
+      writer().set_operator(path, to_stream_operator(op));
+    } catch (const slipstream::InvalidArgumentError& e) {
+      throw error::BackendConfigSchema({"adios2", "dataset", "operators"},
+                                       e.what());
+    }
   }
 
   void write_chunks(std::uint64_t, const std::vector<ChunkStore>& chunks,
