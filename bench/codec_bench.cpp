@@ -18,6 +18,7 @@
 #include "codec/codec.hpp"
 #include "phase_space.hpp"
 #include "pic.hpp"
+#include "pic_data.hpp"
 
 namespace {
 
@@ -84,13 +85,8 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "timings per figure (median)");
   CLI11_PARSE(app, argc, argv);
 
-  slipstream::pic::PicParameters parameters;
-  parameters.cells = cells;
-  parameters.particles_per_cell = particles_per_cell;
-  parameters.mode = 4;
-  parameters.length *= 4;
-  parameters.vth = 0.05;
-  parameters.perturbation = 1e-3;
+  const slipstream::pic::PicParameters parameters =
+      slipstream::bench::two_stream_parameters(cells, particles_per_cell);
   slipstream::pic::SerialCommunicator serial;
   slipstream::pic::Pic pic(parameters, serial);
   for (std::size_t s = 0; s < steps; ++s) pic.step();

@@ -65,7 +65,11 @@ Coupling::Coupling(CouplingSettings settings, const Pic& pic, const Communicator
           R"({"slipstream": {"address": ")" + settings_.address +
           R"("}, "adios2": {"engine": {"parameters": {"QueueLimit": ")" +
           std::to_string(settings_.stream.queue_limit) + R"(", "RendezvousReaderCount": ")" +
-          std::to_string(settings_.stream.expected_groups) + R"("}}}})";
+          std::to_string(settings_.stream.expected_groups) + R"("}})" +
+          (settings_.stream.operators.empty()
+               ? std::string()
+               : R"(, "dataset": {"operators": )" + settings_.stream.operators + "}") +
+          "}}";
       series_.emplace(settings_.stream.name + ".sst", openPMD::Access::CREATE, config,
                       static_cast<int>(rank), static_cast<int>(ranks), nullptr);
       set_series_attributes();

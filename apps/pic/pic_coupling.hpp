@@ -33,6 +33,9 @@ struct StreamSettings {
   std::size_t queue_limit = 2;
   /// Non-empty: rank r writes the last step it published to ECHO<r>.csv (for tests).
   std::string echo;
+  /// Non-empty: the compression operator of every dataset published, as openPMD-api users write
+  /// adios2.dataset.operators (a JSON list: [{"type": "zfp", "parameters": {"accuracy": 1e-5}}]).
+  std::string operators;
 };
 
 struct ModelSettings {

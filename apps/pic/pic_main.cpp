@@ -127,6 +127,12 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->needs(stream)
       ->capture_default_str()
       ->group(group);
+  app.add_option("--stream-operators", c.stream.operators,
+                 "compress what is published: adios2.dataset.operators as JSON, e.g. "
+                 "'[{\"type\": \"zfp\", \"parameters\": {\"accuracy\": 1e-5}}]' (zfp: the "
+                 "floating-point datasets)")
+      ->needs(stream)
+      ->group(group);
   app.add_option("--stream-echo", c.stream.echo,
                  "rank r writes the last step it published to PREFIXr.csv (for tests)")
       ->needs(stream)

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -291,6 +290,38 @@ void copy_overlap(const stream::Chunk& chunk, const std::byte* source,
   }
 }
 
+// Runs work(i) for every i below `count` on up to kCodecThreads threads (no more than the machine
+// has; this thread is one of them): encoding a step's chunks on the writer, decoding a share's on
+// the reader. The first exception is rethrown once every thread has stopped (the others stop after
+// the item they are on).
+constexpr std::size_t kCodecThreads = 4;
+template <typename Work>
+void run_parallel(std::size_t count, Work&& work) {
+  const std::size_t threads = std::min<std::size_t>(
+      {count, kCodecThreads, std::max(1u, std::thread::hardware_concurrency())});
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) work(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(threads);
+  auto loop = [&](std::size_t t) {
+    try {
+      for (std::size_t i = next++; i < count; i = next++) work(i);
+    } catch (...) {
+      errors[t] = std::current_exception();
+      next = count;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(loop, t);
+  loop(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 // The server's reply to a writer's request for a step that was aborted.
 bool is_aborted(std::string_view error) { return error.starts_with("ABORTED"); }
 
@@ -355,7 +386,7 @@ class StreamWriter::Impl {
     pending.clear();
     chunks.reset();
     frames.clear();
-    encoded_loans.clear();
+    to_encode.clear();
   }
   // The operator for a chunk of `component` (its own, else "*"), or null. A component's own
   // operator that cannot encode the chunk (zfp on integers) is an InvalidArgumentError naming
@@ -379,15 +410,22 @@ class StreamWriter::Impl {
     codecs[std::string(component)] =
         client::make_chunk_codec(*op, "operator of component '" + std::string(component) + "'");
   }
-  // Encodes a chunk of the open step with `codec` and hands the frame to the sender.
-  void put_encoded(const client::ChunkCodec& codec, client::ChunkPlace place,
-                   std::span<const std::uint64_t> extent, const void* data, std::size_t bytes) {
-    const std::string what = "component '" + std::string(place.component) + "' of step " +
-                             std::to_string(*open_step);
-    std::vector<std::byte>& frame = frames.emplace_back(
-        codec.encode(place.dtype, extent, {static_cast<const std::byte*>(data), bytes}, what));
-    place.encoded = true;
-    chunks.put(*open_step, place, frame.data(), frame.size());
+  // Encodes the step's chunks that have an operator, several at once, and hands the frames to the
+  // sender in the order they were put.
+  void encode_chunks() {
+    frames.resize(to_encode.size());
+    run_parallel(to_encode.size(), [&](std::size_t i) {
+      const ToEncode& c = to_encode[i];
+      const std::string what = "component '" + std::string(c.place.component) + "' of step " +
+                               std::to_string(*open_step);
+      frames[i] = c.codec->encode(c.place.dtype, c.extent,
+                                  {static_cast<const std::byte*>(c.data), c.bytes}, what);
+    });
+    for (std::size_t i = 0; i < to_encode.size(); ++i) {
+      client::ChunkPlace place = to_encode[i].place;
+      place.encoded = true;
+      chunks.put(*open_step, place, frames[i].data(), frames[i].size());
+    }
   }
   // The chunk described by the arguments, its extents kept in the pending commands' strings.
   client::ChunkPlace place(std::string_view component, DType dtype,
@@ -417,18 +455,19 @@ class StreamWriter::Impl {
   bool closed = false;
   // Compression operators by component ("*": the rest), checked when set.
   std::map<std::string, std::shared_ptr<const client::ChunkCodec>, std::less<>> codecs;
-  // The open step's encoded chunks, borrowed by the pending commands until they are sent.
-  std::deque<std::vector<std::byte>> frames;
-  // Chunks loaned for a component with an operator: the caller fills private memory, encoded at
-  // end_step.
-  struct EncodedLoan {
+  // The open step's chunks with an operator, encoded at end_step (put_chunk's borrowed bytes, or
+  // the writer's memory a loan_chunk handed out), and their frames, which the pending commands
+  // borrow until they are sent.
+  struct ToEncode {
     const client::ChunkCodec* codec;
     client::ChunkPlace place;  // the component's name kept in the pending commands
     std::vector<std::uint64_t> extent;
-    std::unique_ptr<std::byte[]> memory;
+    const void* data;
     std::size_t bytes;
+    std::unique_ptr<std::byte[]> memory;  // a loan's
   };
-  std::vector<EncodedLoan> encoded_loans;
+  std::vector<ToEncode> to_encode;
+  std::vector<std::vector<std::byte>> frames;
 };
 StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view stream,
                            std::uint32_t rank, std::uint32_t writers, StreamWriterOptions options)
@@ -573,9 +612,12 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   Impl& w = *impl_;
   const client::ChunkCodec* codec = w.codec_for("put_chunk", component, dtype, extent.size());
   if (w.aborted) return;  // the step was aborted: nothing of it is sent
-  if (codec != nullptr && bytes > 0) {
-    w.put_encoded(*codec, w.place(component, dtype, global_extent, offset, extent), extent, data,
-                  bytes);
+  if (codec != nullptr && bytes > 0) {  // encoded at end_step, with the step's others
+    client::ChunkPlace place = w.place(component, dtype, global_extent, offset, extent);
+    place.component = w.pending.keep(std::string(component));
+    w.to_encode.push_back(Impl::ToEncode{codec, place,
+                                         std::vector<std::uint64_t>(extent.begin(), extent.end()),
+                                         data, bytes, nullptr});
     return;
   }
   w.chunks.put(*w.open_step, w.place(component, dtype, global_extent, offset, extent), data,
@@ -599,10 +641,12 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   if (codec != nullptr && bytes > 0) {  // filled here, encoded at end_step
     client::ChunkPlace place = w.place(component, dtype, global_extent, offset, extent);
     place.component = w.pending.keep(std::string(component));
-    auto& loan = w.encoded_loans.emplace_back(Impl::EncodedLoan{
-        codec, place, std::vector<std::uint64_t>(extent.begin(), extent.end()),
-        std::make_unique_for_overwrite<std::byte[]>(bytes), bytes});
-    return {loan.memory.get(), bytes};
+    auto memory = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    std::byte* into = memory.get();
+    w.to_encode.push_back(Impl::ToEncode{codec, place,
+                                         std::vector<std::uint64_t>(extent.begin(), extent.end()),
+                                         into, bytes, std::move(memory)});
+    return {into, bytes};
   }
   return w.chunks.loan(*w.open_step, w.place(component, dtype, global_extent, offset, extent),
                        bytes);
@@ -634,9 +678,7 @@ bool StreamWriter::end_step() {
   Impl& w = *impl_;
   const std::int64_t step = *w.open_step;
   try {
-    for (Impl::EncodedLoan& loan : w.encoded_loans) {
-      w.put_encoded(*loan.codec, loan.place, loan.extent, loan.memory.get(), loan.bytes);
-    }
+    w.encode_chunks();
   } catch (...) {
     w.reset();
     throw;
@@ -778,7 +820,6 @@ class StreamStep::Impl {
     const std::vector<std::uint64_t>& sizes = encoded[w.component];
     return sizes.empty() ? 0 : sizes[w.chunk];
   }
-  static constexpr std::size_t kDecodeThreads = 4;
   // The index of the component called `name` in `components`, or nullopt.
   std::optional<std::size_t> find(std::string_view name) const {
     auto found = std::find_if(components.begin(), components.end(),
@@ -1097,9 +1138,8 @@ std::vector<ReceivedChunk> StreamStep::Impl::fetch(std::span<const WantedChunk> 
   return received;
 }
 
-// Encoded chunks are decoded into memory of their own, several at once on a few threads (at most
-// kDecodeThreads, and no more than the machine has): a reader's share of a step is often many
-// chunks, and decoding, not fetching, is then what takes the time.
+// Encoded chunks are decoded into memory of their own, several at once (run_parallel): a reader's
+// share of a step is often many chunks, and decoding, not fetching, is then what takes the time.
 void StreamStep::Impl::decode(std::span<const WantedChunk> wanted,
                               std::vector<ReceivedChunk>& received) const {
   std::vector<std::size_t> todo;
@@ -1117,30 +1157,7 @@ void StreamStep::Impl::decode(std::span<const WantedChunk> wanted,
                      "' in step " + std::to_string(number));
     received[k] = ReceivedChunk{{memory.get(), bytes}, std::move(memory), false};
   };
-  const std::size_t threads =
-      std::min<std::size_t>({todo.size(), kDecodeThreads,
-                             std::max(1u, std::thread::hardware_concurrency())});
-  if (threads <= 1) {
-    for (std::size_t k : todo) one(k);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> errors(threads);
-  auto work = [&](std::size_t t) {
-    try {
-      for (std::size_t i = next++; i < todo.size(); i = next++) one(todo[i]);
-    } catch (...) {
-      errors[t] = std::current_exception();
-      next = todo.size();  // the others stop after their chunk
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_parallel(todo.size(), [&](std::size_t i) { one(todo[i]); });
 }
 
 void StreamStep::load_boxes(std::span<const StreamBox> boxes) {
