@@ -188,12 +188,24 @@ void zfp_encode(const Operator& op, DType dtype, std::span<const std::uint64_t> 
 void zfp_decode(DType dtype, std::span<const std::uint64_t> extent, std::span<const std::byte> payload,
                 std::span<std::byte> out, std::string_view what) {
   const zfp_type type = zfp_type_of(dtype, what);
+  // zfp reads its stream a 64-bit word at a time, from an aligned address: a payload that is not
+  // a whole number of words (a small field is a header and a few bits: 14 bytes for 64 values) or
+  // does not start on a word (a frame received on a socket) is decoded from an aligned copy
+  // padded with zeros, so that no read goes past the payload.
+  std::vector<std::uint64_t> aligned;
+  std::span<const std::byte> words = payload;
+  if (payload.size() % sizeof(std::uint64_t) != 0 ||
+      reinterpret_cast<std::uintptr_t>(payload.data()) % alignof(std::uint64_t) != 0) {
+    aligned.assign(payload.size() / sizeof(std::uint64_t) + 1, 0);
+    std::memcpy(aligned.data(), payload.data(), payload.size());
+    words = {reinterpret_cast<const std::byte*>(aligned.data()), aligned.size() * sizeof(std::uint64_t)};
+  }
   ZfpStream s;
   s.field = zfp_field_alloc();
-  s.bits = stream_open(const_cast<std::byte*>(payload.data()), payload.size());
+  s.bits = stream_open(const_cast<std::byte*>(words.data()), words.size());
   zfp_stream_set_bit_stream(s.zfp, s.bits);
   zfp_stream_rewind(s.zfp);
-  if (payload.size() < 16 || zfp_read_header(s.zfp, s.field, ZFP_HEADER_FULL) == 0) {
+  if (payload.empty() || zfp_read_header(s.zfp, s.field, ZFP_HEADER_FULL) == 0) {
     fail(what, "not zfp data (its header does not read)");
   }
   // What the header says must be what the frame's array is.
