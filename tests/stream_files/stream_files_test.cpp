@@ -4,7 +4,7 @@
 // with h5py (check_openpmd.py); replaying a dump and dumping it again gives the same files;
 // hostile component names never leave the output; files that lead to other files or declare
 // more than they hold are refused (replay), as are chunks far out in a huge extent (dump); info
-// shows the queue and its groups.
+// shows the queue and its groups; a stream written through operators dumps its decoded values.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -365,6 +365,45 @@ TEST(StreamFiles, UnsignedComponentsSurviveDumpAndReplay) {
   const StreamComponent* cell = next.step->component("particles/e/cell");
   ASSERT_NE(cell, nullptr);
   EXPECT_EQ(cell->dtype, DType::kUInt32);
+}
+
+// A stream written through operators dumps its decoded values: exactly for a lossless operator,
+// within the accuracy for zfp (the server holds only the encoded frames; the dump's reader decodes).
+TEST(StreamFiles, CompressedStreamsDumpTheirDecodedValues) {
+  SKIP_WITHOUT_H5PY();
+  TempDir dir;
+  const std::string file = dir / "compressed.h5";
+  constexpr std::size_t kCount = 4096;
+  std::vector<double> field(kCount);
+  std::vector<std::int64_t> ids(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    field[i] = std::sin(0.003 * static_cast<double>(i));
+    ids[i] = static_cast<std::int64_t>(i * 7919 % 10007);
+  }
+  std::thread writer([&] {
+    StreamWriterOptions writer_options;
+    writer_options.expected_groups = 1;
+    writer_options.operators["meshes/rho"] = {"zfp", {{"accuracy", "1e-6"}}};
+    writer_options.operators["particles/e/id"] = {"zstd", {{"level", "3"}}};
+    StreamWriter w(options(), "files.compressed", 0, 1, writer_options);
+    const std::vector<std::uint64_t> global = {kCount}, offset = {0};
+    w.begin_step(0);
+    w.put_chunk<double>("meshes/rho", global, offset, global, field);
+    w.put_chunk<std::int64_t>("particles/e/id", global, offset, global, ids);
+    w.end_step();
+    w.close();
+  });
+  Finished dump = run(cli(dump_args("files.compressed", file)));
+  writer.join();
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  Finished check = run({"/usr/bin/python3", "-c",
+                        "import h5py, math, sys; f = h5py.File(sys.argv[1]); "
+                        "rho = f['data/0/meshes/rho'][()]; ids = f['data/0/particles/e/id'][()]; "
+                        "n = len(rho); "
+                        "print(n, max(abs(rho[i] - math.sin(0.003 * i)) for i in range(n)) <= 1e-6, "
+                        "all(int(ids[i]) == i * 7919 % 10007 for i in range(n)))",
+                        file});
+  EXPECT_EQ(check.out, "4096 True True\n") << check.err;
 }
 
 TEST(StreamFiles, ReplayedDumpDumpsToTheSameFile) {
