@@ -42,6 +42,12 @@ class Slipstream(CMakePackage):
     depends_on("toml11")
     depends_on("py-torch")
     depends_on("libseccomp")
+    # The compression operators (libzstd-dev libblosc-dev libbz2-dev libzfp-dev), which the shared
+    # client library links.
+    depends_on("zstd")
+    depends_on("c-blosc")
+    depends_on("bzip2")
+    depends_on("zfp")
     depends_on("hdf5", when="+hdf5")
     depends_on("mpi", when="+mpi")
 
