@@ -413,7 +413,7 @@ class StreamWriter::Impl {
   // Encodes the step's chunks that have an operator, several at once, and hands the frames to the
   // sender in the order they were put.
   void encode_chunks() {
-    frames.resize(to_encode.size());
+    frames.assign(to_encode.size(), {});
     run_parallel(to_encode.size(), [&](std::size_t i) {
       const ToEncode& c = to_encode[i];
       const std::string what = "component '" + std::string(c.place.component) + "' of step " +
@@ -426,6 +426,7 @@ class StreamWriter::Impl {
       place.encoded = true;
       chunks.put(*open_step, place, frames[i].data(), frames[i].size());
     }
+    to_encode.clear();  // queued (a loan's memory goes: its frame is what is sent)
   }
   // The chunk described by the arguments, its extents kept in the pending commands' strings.
   client::ChunkPlace place(std::string_view component, DType dtype,
@@ -677,12 +678,9 @@ bool StreamWriter::end_step() {
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
   const std::int64_t step = *w.open_step;
-  try {
-    w.encode_chunks();
-  } catch (...) {
-    w.reset();
-    throw;
-  }
+  // A chunk that cannot be encoded fails end_step before anything is queued for it: the step stays
+  // open with everything put so far (nothing of it was sent), and a later end_step tries again.
+  w.encode_chunks();
   w.chunks.lend_held(step);
   // Colocated chunks are stored on this writer's shard first: the stream's shard names them
   // only once they are there.

@@ -600,3 +600,50 @@ if __name__ == "__main__":  # the writer and reader programs of the stream test
     if problems:
         sys.exit(1)
     print(f"{ITERATIONS} iterations checked")
+
+
+def test_operators_from_python_options_and_datasets(server, key):
+    """adios2.dataset.operators as openPMD-api's Python users write them: zfp for the series, a
+    lossless operator for one Dataset; the reader gets decoded arrays (exact, within the accuracy)."""
+    stream = key("ops") + ".sst"
+    options = stream_options(server.unix_address)
+    options["adios2"]["dataset"] = {
+        "operators": [{"type": "zfp", "parameters": {"accuracy": 1e-4}}]}
+    smooth = np.sin(np.linspace(0, 30, 64 * 64)).reshape(64, 64)
+    ids = np.arange(4096, dtype=np.uint64) * 7919
+    loaded = {}
+
+    def write():
+        series = io.Series(stream, io.Access.create, json.dumps(options))
+        it = series.write_iterations()[0]
+        e = it.meshes["E"]["x"]
+        e.reset_dataset(io.Dataset(smooth.dtype, smooth.shape))
+        e[()] = smooth
+        exact = it.meshes["exact"][io.Mesh_Record_Component.SCALAR]
+        exact.reset_dataset(io.Dataset(smooth.dtype, smooth.shape, json.dumps(
+            {"adios2": {"dataset": {"operators": [{"type": "zstd",
+                                                   "parameters": {"level": 3}}]}}})))
+        exact[()] = smooth
+        pid = it.particles["e"]["id"][io.Record_Component.SCALAR]
+        pid.reset_dataset(io.Dataset(ids.dtype, ids.shape))
+        pid[()] = ids
+        it.close()
+        series.close()
+
+    def read():
+        series = io.Series(stream, io.Access.read_linear,
+                           json.dumps(stream_options(server.unix_address)))
+        for it in series.read_iterations():
+            loaded["E"] = it.meshes["E"]["x"][()]
+            loaded["exact"] = it.meshes["exact"][io.Mesh_Record_Component.SCALAR][()]
+            loaded["id"] = it.particles["e"]["id"][io.Record_Component.SCALAR][()]
+            it.close()
+        series.close()
+
+    run_threads(read, write)
+    assert 0 < np.max(np.abs(loaded["E"] - smooth)) <= 1e-4
+    np.testing.assert_array_equal(loaded["exact"], smooth)
+    np.testing.assert_array_equal(loaded["id"], ids)
+    with pytest.raises(io.Error, match="operators"):
+        bad = dict(options, adios2={"dataset": {"operators": [{"type": "lzma"}]}})
+        io.Series(key("bad") + ".sst", io.Access.create, json.dumps(bad))
