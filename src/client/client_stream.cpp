@@ -393,8 +393,9 @@ class StreamWriter::Impl {
   // `call` and the component; "*" leaves such chunks raw (zfp for every floating-point field).
   const client::ChunkCodec* codec_for(const char* call, std::string_view component, DType dtype,
                                       std::size_t dims) const {
-    const bool own = codecs.contains(component);
-    auto found = own ? codecs.find(component) : codecs.find(std::string_view("*"));
+    auto found = codecs.find(component);
+    const bool own = found != codecs.end();
+    if (!own) found = codecs.find(std::string_view("*"));
     if (found == codecs.end()) return nullptr;
     const std::string misfit = found->second->misfit(dtype, dims);
     if (misfit.empty()) return found->second.get();
@@ -1140,11 +1141,11 @@ std::vector<ReceivedChunk> StreamStep::Impl::fetch(std::span<const WantedChunk> 
 // share of a step is often many chunks, and decoding, not fetching, is then what takes the time.
 void StreamStep::Impl::decode(std::span<const WantedChunk> wanted,
                               std::vector<ReceivedChunk>& received) const {
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> encoded_ones;
   for (std::size_t k = 0; k < wanted.size(); ++k) {
-    if (encoded_size(wanted[k]) != 0) todo.push_back(k);
+    if (encoded_size(wanted[k]) != 0) encoded_ones.push_back(k);
   }
-  if (todo.empty()) return;
+  if (encoded_ones.empty()) return;
   auto one = [&](std::size_t k) {
     const StreamComponent& component = components[wanted[k].component];
     const std::vector<std::uint64_t>& extent = component.chunks[wanted[k].chunk].extent;
@@ -1155,7 +1156,7 @@ void StreamStep::Impl::decode(std::span<const WantedChunk> wanted,
                      "' in step " + std::to_string(number));
     received[k] = ReceivedChunk{{memory.get(), bytes}, std::move(memory), false};
   };
-  run_parallel(todo.size(), [&](std::size_t i) { one(todo[i]); });
+  run_parallel(encoded_ones.size(), [&](std::size_t i) { one(encoded_ones[i]); });
 }
 
 void StreamStep::load_boxes(std::span<const StreamBox> boxes) {
