@@ -62,8 +62,11 @@ Coupling::Coupling(CouplingSettings settings, const Pic& pic, const Communicator
     guarded(world_, "attaching to stream '" + settings_.stream.name + "'", [&] {
       // The SST parameters an openPMD-api program would give, and where the server is.
       const std::string config =
-          R"({"slipstream": {"address": ")" + settings_.address +
-          R"("}, "adios2": {"engine": {"parameters": {"QueueLimit": ")" +
+          R"({"slipstream": {"address": ")" + settings_.address + R"(")" +
+          (settings_.stream.reductions.empty()
+               ? std::string()
+               : R"(, "reductions": )" + settings_.stream.reductions) +
+          R"(}, "adios2": {"engine": {"parameters": {"QueueLimit": ")" +
           std::to_string(settings_.stream.queue_limit) + R"(", "RendezvousReaderCount": ")" +
           std::to_string(settings_.stream.expected_groups) + R"("}})" +
           (settings_.stream.operators.empty()

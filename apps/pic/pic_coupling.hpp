@@ -36,6 +36,9 @@ struct StreamSettings {
   /// Non-empty: the compression operator of every dataset published, as openPMD-api users write
   /// adios2.dataset.operators (a JSON list: [{"type": "zfp", "parameters": {"accuracy": 1e-5}}]).
   std::string operators;
+  /// slipstream.reductions (a JSON list of {"function", "inputs", "output", "send_inputs"}):
+  /// functions each rank runs on its own chunks before they are sent (apps/pic/reductions.py).
+  std::string reductions;
 };
 
 struct ModelSettings {

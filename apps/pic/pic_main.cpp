@@ -133,6 +133,14 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "floating-point datasets)")
       ->needs(stream)
       ->group(group);
+  app.add_option("--stream-reductions", c.stream.reductions,
+                 "ship what a function of each rank's chunks gives instead of the chunks: "
+                 "slipstream.reductions as JSON, e.g. '[{\"function\": \"phase_space.pt\", "
+                 "\"inputs\": [\"particles/electrons/position/x\", "
+                 "\"particles/electrons/momentum/x\"], \"output\": \"meshes/phase_space\"}]' "
+                 "(reductions.py writes phase_space.pt)")
+      ->needs(stream)
+      ->group(group);
   app.add_option("--stream-echo", c.stream.echo,
                  "rank r writes the last step it published to PREFIXr.csv (for tests)")
       ->needs(stream)

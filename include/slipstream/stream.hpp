@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "slipstream/export.hpp"
 #include "slipstream/stream_chunks.hpp"
 #include "slipstream/tensor.hpp"
+#include "slipstream/tensor_data.hpp"
 
 namespace slipstream {
 
@@ -111,6 +113,43 @@ struct StreamOperator {
   std::vector<std::pair<std::string, std::string>> parameters;
 };
 
+/// What a reduction runs: the inputs (one tensor per input component, in the order of
+/// StreamReduction::inputs) in, the derived array out (its first tensor is used).
+using ReductionFunction = std::function<std::vector<Tensor>(std::span<const TensorRef> inputs)>;
+
+/// A reduction at the source (docs/streams.md, "Reductions"): a function the writer rank applies
+/// at end_step to its own chunks of `inputs`, publishing what it returns as the component `output`
+/// instead of (or beside) the inputs, so that a simulation ships what a learner needs (a
+/// phase-space histogram, a subsample) rather than raw particles.
+///
+/// Each input is handed to the function as one tensor: this rank's chunk of it in the step, or its
+/// chunks joined along the first dimension in the order they were put (their other dimensions must
+/// agree). Every writer rank's result must have the same dtype and shape [d1, ...]; the output
+/// component has the global extent [writers, d1, ...] and rank r's result is its row r (readers sum
+/// or concatenate the rows as they need). The output's own operator, if any, applies to it.
+/// Stream-level attributes on the output's path record where it came from: `reductionSource`,
+/// `reductionInputs` and `reductionLayout`.
+struct StreamReduction {
+  /// The components the function takes, in the order of its parameters.
+  std::vector<std::string> inputs;
+  /// The derived component (an openPMD path such as `particles/e/phaseSpace`).
+  std::string output;
+  /// Where the function comes from: a TorchScript archive (torch.jit.save) or ONNX model file when
+  /// `function` is empty (loaded through libslipstream_local, which libslipstream loads when it is
+  /// needed); otherwise only a name recorded in the attributes.
+  std::string source;
+  /// The function to run; empty: loaded from `source`.
+  ReductionFunction function;
+  /// True: the inputs' chunks are also sent; false (the point of a reduction): only the output.
+  bool send_inputs = false;
+};
+
+/// Makes a reduction's function from its source when StreamReduction::function is empty.
+/// libslipstream_local installs one that loads TorchScript and ONNX files as LocalModels on the
+/// CPU; set another to load functions of another kind. Not thread-safe against writers being made.
+using ReductionLoader = std::function<ReductionFunction(const std::string& source)>;
+SLIPSTREAM_API void set_reduction_loader(ReductionLoader loader);
+
 /// How a writer attaches to a stream. The first writer to attach (or the first reader to join)
 /// creates the stream; every writer must give the same options.
 struct StreamWriterOptions {
@@ -150,6 +189,10 @@ struct StreamWriterOptions {
   /// for an unknown operator or parameter); StreamWriter::set_operator changes them later. A
   /// component's own zfp refuses integer chunks (InvalidArgumentError at put); "*" leaves them raw.
   std::map<std::string, StreamOperator, std::less<>> operators;
+  /// Reductions at the source (see StreamReduction), run at every end_step in this order. A
+  /// component may feed several reductions; an output may not be an input. Checked, and their
+  /// functions loaded, when the writer is made (InvalidArgumentError naming the reduction).
+  std::vector<StreamReduction> reductions;
 };
 
 /// One writer rank of a stream, over its own connection (the rank is bound to it: a stale process

@@ -22,6 +22,7 @@
 #include "client/connection.hpp"
 #include "client/request.hpp"
 #include "client/server_errors.hpp"
+#include "client/stream_reduction.hpp"
 #include "stream/extent_list.hpp"
 #include "slipstream/stream.hpp"
 
@@ -387,6 +388,22 @@ class StreamWriter::Impl {
     chunks.reset();
     frames.clear();
     to_encode.clear();
+    reductions.clear();
+    derived.clear();
+    reduced = false;
+  }
+  // Runs the reductions on the open step's inputs and puts their outputs (once a step: an
+  // end_step that failed after this and is tried again does not put them twice). A reduction that
+  // fails leaves the step open with nothing of it sent.
+  void put_derived(StreamWriter& writer) {
+    if (reductions.empty() || reduced) return;
+    derived = reductions.run(*open_step);
+    for (const client::StreamReductions::Derived& d : derived) {
+      const std::span<const std::byte> bytes = d.value.bytes();
+      writer.put_chunk(d.component, d.value.dtype(), d.global_extent, d.offset, d.extent,
+                       bytes.data(), bytes.size());
+    }
+    reduced = true;
   }
   // The operator for a chunk of `component` (its own, else "*"), or null. A component's own
   // operator that cannot encode the chunk (zfp on integers) is an InvalidArgumentError naming
@@ -429,6 +446,12 @@ class StreamWriter::Impl {
     }
     to_encode.clear();  // queued (a loan's memory goes: its frame is what is sent)
   }
+  // loan_chunk's region for a chunk that is sent (`codec`: its operator, or null).
+  std::span<std::byte> loan(std::string_view component, DType dtype,
+                            std::span<const std::uint64_t> global_extent,
+                            std::span<const std::uint64_t> offset,
+                            std::span<const std::uint64_t> extent, std::size_t bytes,
+                            const client::ChunkCodec* codec);
   // The chunk described by the arguments, its extents kept in the pending commands' strings.
   client::ChunkPlace place(std::string_view component, DType dtype,
                            std::span<const std::uint64_t> global_extent,
@@ -470,6 +493,11 @@ class StreamWriter::Impl {
   };
   std::vector<ToEncode> to_encode;
   std::vector<std::vector<std::byte>> frames;
+  // Reductions at the source: their inputs' chunks of the open step, and their outputs, which the
+  // pending commands borrow until they are sent.
+  client::StreamReductions reductions;
+  std::vector<client::StreamReductions::Derived> derived;
+  bool reduced = false;  // the open step's outputs are put
 };
 StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view stream,
                            std::uint32_t rank, std::uint32_t writers, StreamWriterOptions options)
@@ -481,6 +509,7 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
   }
   const StreamWriterOptions& o = impl_->options;
   for (const auto& [component, op] : o.operators) impl_->set_codec(component, op);
+  impl_->reductions = client::StreamReductions(o.reductions, rank, writers);
   const std::string host = o.hostname.empty() ? this_host() : o.hostname;
   const std::string queue = std::to_string(o.queue_limit), groups = std::to_string(o.expected_groups),
                     timeout = std::to_string(o.step_timeout.count());
@@ -509,6 +538,12 @@ StreamWriter::StreamWriter(const ClientOptions& client_options, std::string_view
   for (const std::string& word : words) request.arg(word);
   impl_->client.call(impl_->stream, request, "SS.STREAM.WRITE");
   impl_->chunks.attach_member();
+  // Where the reductions' outputs come from, as stream-level attributes (every rank sends the
+  // same; the stream keeps one).
+  for (const auto& [path, name, value] : impl_->reductions.provenance()) {
+    impl_->add_attribute(-1, path, name, value, {});
+  }
+  impl_->flush("SS.STREAM.ATTR");
 }
 
 StreamWriter::~StreamWriter() {
@@ -614,6 +649,10 @@ void StreamWriter::put_chunk(std::string_view component, DType dtype,
   Impl& w = *impl_;
   const client::ChunkCodec* codec = w.codec_for("put_chunk", component, dtype, extent.size());
   if (w.aborted) return;  // the step was aborted: nothing of it is sent
+  if (const auto use = w.reductions.use(component); use != client::StreamReductions::Use::kNone) {
+    w.reductions.record(component, dtype, extent, data, bytes);
+    if (use == client::StreamReductions::Use::kInputOnly) return;
+  }
   if (codec != nullptr && bytes > 0) {  // encoded at end_step, with the step's others
     client::ChunkPlace place = w.place(component, dtype, global_extent, offset, extent);
     place.component = w.pending.keep(std::string(component));
@@ -640,6 +679,27 @@ std::span<std::byte> StreamWriter::loan_chunk(std::string_view component, DType 
   const client::ChunkCodec* codec = w.codec_for("loan_chunk", component, dtype, extent.size());
   // An aborted step gets memory to fill, never sent.
   if (w.aborted) return w.chunks.private_memory(bytes);
+  const auto use = w.reductions.use(component);
+  if (use == client::StreamReductions::Use::kInputOnly) {  // filled here, reduced at end_step
+    auto memory = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    std::byte* into = memory.get();
+    w.reductions.record(component, dtype, extent, into, bytes, std::move(memory));
+    return {into, bytes};
+  }
+  const std::span<std::byte> loaned = w.loan(component, dtype, global_extent, offset, extent,
+                                             bytes, codec);
+  if (use == client::StreamReductions::Use::kInputSent) {
+    w.reductions.record(component, dtype, extent, loaned.data(), bytes);
+  }
+  return loaned;
+}
+
+std::span<std::byte> StreamWriter::Impl::loan(std::string_view component, DType dtype,
+                                              std::span<const std::uint64_t> global_extent,
+                                              std::span<const std::uint64_t> offset,
+                                              std::span<const std::uint64_t> extent,
+                                              std::size_t bytes, const client::ChunkCodec* codec) {
+  Impl& w = *this;
   if (codec != nullptr && bytes > 0) {  // filled here, encoded at end_step
     client::ChunkPlace place = w.place(component, dtype, global_extent, offset, extent);
     place.component = w.pending.keep(std::string(component));
@@ -679,8 +739,10 @@ bool StreamWriter::end_step() {
   // them was refused, so the step never becomes visible without one of them.
   Impl& w = *impl_;
   const std::int64_t step = *w.open_step;
-  // A chunk that cannot be encoded fails end_step before anything is queued for it: the step stays
-  // open with everything put so far (nothing of it was sent), and a later end_step tries again.
+  // A reduction that fails, or a chunk that cannot be encoded, fails end_step before anything is
+  // queued for it: the step stays open with everything put so far (nothing of it was sent), and a
+  // later end_step tries again.
+  w.put_derived(*this);
   w.encode_chunks();
   w.chunks.lend_held(step);
   // Colocated chunks are stored on this writer's shard first: the stream's shard names them

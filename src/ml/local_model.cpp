@@ -9,6 +9,7 @@
 
 #include "common/tensor_layout.hpp"
 #include "ml/backend.hpp"
+#include "slipstream/stream.hpp"
 
 namespace slipstream {
 namespace {
@@ -167,5 +168,20 @@ void LocalModel::run(std::span<const TensorRef> inputs,
 }
 
 std::string LocalModel::device() const { return impl_->model->device().str(); }
+
+namespace {
+
+// Stream writers' reductions given as a file (StreamReduction::source) run as LocalModels on the
+// CPU: installed when this library is loaded, whether the program links it or libslipstream
+// loads it for a writer that needs it.
+const bool kReductionLoaderInstalled = [] {
+  set_reduction_loader([](const std::string& source) -> ReductionFunction {
+    auto model = std::make_shared<const LocalModel>(LocalModel::from_file(source));
+    return [model](std::span<const TensorRef> inputs) { return model->run(inputs); };
+  });
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace slipstream

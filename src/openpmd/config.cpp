@@ -90,6 +90,45 @@ bool as_flag(const Json& value, const std::vector<std::string>& where) {
   throw error::BackendConfigSchema(where, "expected true or false, not '" + text + "'");
 }
 
+// slipstream.reductions (`where` its path): [{"function": file, "inputs": [components],
+// "output": component, "send_inputs": false}, ...].
+std::vector<ReductionConfig> read_reductions(const Json& reductions,
+                                             const std::vector<std::string>& where) {
+  if (!reductions.is_array()) throw error::BackendConfigSchema(where, "expected a list of tables");
+  std::vector<ReductionConfig> out;
+  for (std::size_t i = 0; i < reductions.size(); ++i) {
+    std::vector<std::string> at = where;
+    at.push_back(std::to_string(i));
+    const Json& entry = reductions[i];
+    if (!entry.is_object()) throw error::BackendConfigSchema(at, "expected a table");
+    ReductionConfig reduction;
+    for (const auto& [key, value] : entry.items()) {
+      std::vector<std::string> here = at;
+      here.push_back(key);
+      if (key == "function") {
+        reduction.function = as_text(value, here);
+      } else if (key == "output") {
+        reduction.output = as_text(value, here);
+      } else if (key == "send_inputs") {
+        reduction.send_inputs = as_flag(value, here);
+      } else if (key == "inputs") {
+        if (!value.is_array()) throw error::BackendConfigSchema(here, "expected a list");
+        for (const Json& input : value) reduction.inputs.push_back(as_text(input, here));
+      } else {
+        throw error::BackendConfigSchema(here, "unknown key: a reduction has function, inputs, "
+                                               "output and send_inputs");
+      }
+    }
+    for (const char* required : {"function", "output", "inputs"}) {
+      if (!entry.contains(required)) {
+        throw error::BackendConfigSchema(at, std::string("missing '") + required + "'");
+      }
+    }
+    out.push_back(std::move(reduction));
+  }
+  return out;
+}
+
 // adios2.dataset.operators (`where` its path): [{"type": ..., "parameters": {...}}], one entry.
 std::optional<DatasetOperator> read_operators(const Json& operators,
                                               const std::vector<std::string>& where) {
@@ -226,6 +265,8 @@ SeriesConfig parse_config(const std::string& options) {
             throw error::BackendConfigSchema(where, "expected \"skip\" or \"throw\", not '" +
                                                         as_text(setting, where) + "'");
           }
+        } else if (item == "reductions") {
+          config.reductions = read_reductions(setting, where);
         } else {
           config.warnings.push_back("unknown key 'slipstream." + item + "' (ignored)");
         }

@@ -19,6 +19,15 @@ struct DatasetOperator {
   std::vector<std::pair<std::string, std::string>> parameters;
 };
 
+/// A reduction at the source (`slipstream.reductions`, slipstream::StreamReduction): a TorchScript
+/// or ONNX file the writer ranks run on their chunks of `inputs`, the stream carrying `output`.
+struct ReductionConfig {
+  std::string function;
+  std::vector<std::string> inputs;
+  std::string output;
+  bool send_inputs = false;
+};
+
 struct SeriesConfig {
   /// `backend` (lower case): "slipstream", "hdf5", "adios2", "json", ... or empty.
   std::string backend;
@@ -36,6 +45,8 @@ struct SeriesConfig {
   /// What a reader does with a step its writers aborted (one of them failed mid-step): "skip"
   /// (the default: say so on stderr and go on with the next) or "throw" (error::ReadError).
   std::string on_aborted_step = "skip";
+  /// Reductions at the source run by a stream's writers (the stream backend only).
+  std::vector<ReductionConfig> reductions;
 
   // SST parameters (adios2.engine.parameters) that mean something here.
   std::optional<std::size_t> queue_limit;         ///< QueueLimit

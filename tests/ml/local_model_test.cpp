@@ -11,12 +11,14 @@
 #include <thread>
 
 #include "ml/backend.hpp"
+#include "support/message_of.hpp"
 #include "test_models.hpp"
 
 namespace slipstream {
 namespace {
 
 using ::testing::HasSubstr;
+using slipstream::testing::message_of;
 
 std::vector<float> features(std::int64_t cells) {
   std::vector<float> x(static_cast<std::size_t>(cells) * 4);
@@ -24,16 +26,6 @@ std::vector<float> features(std::int64_t cells) {
   return x;
 }
 
-template <typename E, typename F>
-std::string message_of(F&& call) {
-  try {
-    call();
-  } catch (const E& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
-}
 
 TEST(LocalModel, RunMatchesTheBackend) {
   const std::string bytes = ml::testing::mlp_model();

@@ -87,6 +87,28 @@ TEST_F(OpenPmdBadInput, AConfigurationThatDoesNotParseIsRefused) {
   EXPECT_FALSE(fs::exists(file("a.h5")));
 }
 
+// slipstream.reductions: malformed entries are refused where they are; a function file that
+// cannot be loaded is refused when the series opens, naming the reduction (nothing is sent).
+TEST_F(OpenPmdBadInput, BadReductionsAreNamedByTheirPlaceInTheConfiguration) {
+  auto refused = [&](const std::string& reductions) {
+    return message_of<error::BackendConfigSchema>([&] {
+      Series("reduced.sst", Access::CREATE,
+             R"({"slipstream": {"address": ")" + server().unix_address() +
+                 R"(", "reductions": )" + reductions + "}}");
+    });
+  };
+  std::string text = refused(R"({"function": "f.pt"})");
+  EXPECT_NE(text.find("slipstream.reductions"), std::string::npos) << text;
+  text = refused(R"([{"function": "f.pt", "inputs": ["a"]}])");
+  EXPECT_NE(text.find("missing 'output'"), std::string::npos) << text;
+  text = refused(R"([{"function": "f.pt", "inputs": ["a"], "output": "b", "colour": 1}])");
+  EXPECT_NE(text.find("colour"), std::string::npos) << text;
+  text = refused(R"([{"function": ")" + file("absent.pt") +
+                 R"(", "inputs": ["particles/e/position/x"], "output": "meshes/h"}])");
+  EXPECT_NE(text.find("reduction to 'meshes/h'"), std::string::npos) << text;
+  EXPECT_NE(text.find("absent.pt"), std::string::npos) << text;
+}
+
 TEST_F(OpenPmdBadInput, DatasetsMayOnlyGrowAndKeepTheirType) {
   Series series(file("grow.h5"), Access::CREATE);
   MeshRecordComponent rho = series.iterations[3].meshes["rho"][RecordComponent::SCALAR];

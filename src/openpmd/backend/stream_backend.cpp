@@ -213,11 +213,18 @@ class StreamBackend final : public Backend {
       if (config.dataset_operator) {
         options.operators["*"] = to_stream_operator(*config.dataset_operator);
       }
+      for (const ReductionConfig& r : config.reductions) {
+        options.reductions.push_back({r.inputs, r.output, r.function, {}, r.send_inputs});
+      }
       try {
         writer_.emplace(client, target.name, rank, size, options);
       } catch (const slipstream::InvalidArgumentError& e) {
+        const std::string what = e.what();
+        if (!config.reductions.empty() && what.find("reduction") != std::string::npos) {
+          throw error::BackendConfigSchema({"slipstream", "reductions"}, what);
+        }
         if (!config.dataset_operator) throw;
-        throw error::BackendConfigSchema({"adios2", "dataset", "operators"}, e.what());
+        throw error::BackendConfigSchema({"adios2", "dataset", "operators"}, what);
       }
     } else {
       slipstream::StreamReaderOptions options;
