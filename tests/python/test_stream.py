@@ -943,3 +943,61 @@ def test_operators_compress_and_readers_get_decoded_arrays(server, key, transpor
     step.release()
     writer.close()
     reader.close()
+
+
+def test_reductions_ship_a_function_of_each_writers_chunks(server, key, tmp_path):
+    """reductions=: a Python callable and a TorchScript file each run on a writer's own chunks at
+    end_step; the stream carries their results, one row per writer, and not the inputs; a function
+    that raises fails end_step, naming the reduction, with the step still open."""
+    address = server.unix_address
+    stream = key("reduce")
+
+    class Histogram(torch.nn.Module):
+        def forward(self, x):
+            return torch.histc(x, bins=4, min=0.0, max=4.0)
+
+    script = str(tmp_path / "histogram.pt")
+    torch.jit.save(torch.jit.script(Histogram()), script)
+    fail = [True]
+
+    def sums(x, v):
+        assert not x.flags.writeable
+        if fail[0]:
+            raise RuntimeError("not yet")
+        return np.array([x.sum(), v.sum(), len(x)])
+
+    reductions = [
+        {"function": sums, "inputs": ["particles/e/x", "particles/e/v"], "output": "meshes/sums"},
+        {"function": script, "inputs": ["particles/e/x"], "output": "meshes/histogram"},
+    ]
+    writers = [slipstream.StreamWriter(stream, r, 2, address=address, expected_groups=1,
+                                       reductions=reductions) for r in range(2)]
+    reader = slipstream.StreamReader(stream, "g", address=address, next_timeout_ms=10000)
+    xs = [np.array([0.5, 1.5, 1.6, 3.9]), np.array([2.5, 2.6, 2.7])]
+    vs = [-x for x in xs]
+    for r, writer in enumerate(writers):
+        writer.begin_step(0)
+        writer.put_chunk("particles/e/x", xs[r], (7,), (4 * r,))
+        writer.put_chunk("particles/e/v", vs[r], (7,), (4 * r,))
+    with pytest.raises(slipstream.InvalidArgumentError, match="reduction to 'meshes/sums'.*not yet"):
+        writers[0].end_step()
+    fail[0] = False
+    for writer in writers:
+        assert writer.end_step()
+    step = reader.next_step()
+    assert "particles/e/x" not in step.components and "particles/e/v" not in step.components
+    sums_rows = np.concatenate([p.array for p in step.load("meshes/sums")])
+    np.testing.assert_array_equal(
+        sums_rows, [[xs[0].sum(), vs[0].sum(), 4], [xs[1].sum(), vs[1].sum(), 3]])
+    histogram = np.concatenate([p.array for p in step.load("meshes/histogram")])
+    np.testing.assert_array_equal(histogram, [[1, 2, 0, 1], [0, 0, 3, 0]])
+    assert step.stream_attributes["meshes/histogram"]["reductionSource"] == script
+    assert step.stream_attributes["meshes/sums"]["reductionInputs"] == ["particles/e/x",
+                                                                        "particles/e/v"]
+    step.release()
+    for writer in writers:
+        writer.close()
+    reader.close()
+    with pytest.raises(slipstream.InvalidArgumentError, match="function"):
+        slipstream.StreamWriter(key("bad"), address=address,
+                                reductions=[{"function": 3, "inputs": ["a"], "output": "b"}])

@@ -194,6 +194,78 @@ std::map<std::string, StreamOperator, std::less<>> stream_operators(const py::ob
   return out;
 }
 
+// A Python callable as a reduction's function: called with the GIL (end_step runs without it)
+// on read-only numpy views of the inputs, valid during the call; what it returns is copied.
+ReductionFunction python_reduction(const py::object& callable) {
+  std::shared_ptr<py::object> held(new py::object(callable), [](py::object* object) {
+    py::gil_scoped_acquire gil;
+    delete object;
+  });
+  return [held](std::span<const TensorRef> inputs) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::tuple args(inputs.size());
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const TensorRef& in = inputs[i];
+        std::vector<py::ssize_t> shape(in.shape.begin(), in.shape.end());
+        py::array view(numpy_dtype(in.dtype), shape, in.data, py::none());
+        py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+        args[i] = view;
+      }
+      py::object result = (*held)(*args);
+      if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+        if (py::len(result) == 0) return std::vector<Tensor>();
+        result = result.cast<py::sequence>()[0];
+      }
+      ArrayInput out = array_input(result);
+      std::vector<Tensor> tensors;
+      tensors.push_back(Tensor::copy_of(out.dtype, out.data, out.bytes, out.shape, out.order));
+      return tensors;
+    } catch (py::error_already_set& e) {
+      throw std::runtime_error(e.what());  // with the GIL, as the Python error is dropped
+    }
+  };
+}
+
+// reductions=: [{"function": path or callable, "inputs": [...], "output": ..., "send_inputs":
+// False}, ...].
+std::vector<StreamReduction> stream_reductions(const py::object& reductions) {
+  std::vector<StreamReduction> out;
+  if (reductions.is_none()) return out;
+  const std::string form = "reductions must be a list of dicts {\"function\": file or callable, "
+                           "\"inputs\": [components], \"output\": component}";
+  if (!py::isinstance<py::list>(reductions) && !py::isinstance<py::tuple>(reductions)) {
+    throw InvalidArgumentError(form);
+  }
+  for (const py::handle entry : reductions) {
+    if (!py::isinstance<py::dict>(entry)) throw InvalidArgumentError(form);
+    StreamReduction reduction;
+    for (const auto& [key, value] : entry.cast<py::dict>()) {
+      const std::string name = py::str(key).cast<std::string>();
+      if (name == "function") {
+        if (py::isinstance<py::str>(value)) {
+          reduction.source = value.cast<std::string>();
+        } else if (PyCallable_Check(value.ptr()) != 0) {
+          reduction.function = python_reduction(py::reinterpret_borrow<py::object>(value));
+          reduction.source = py::str(py::getattr(value, "__qualname__", py::repr(value)));
+        } else {
+          throw InvalidArgumentError("a reduction's function is a file name or a callable");
+        }
+      } else if (name == "inputs") {
+        reduction.inputs = value.cast<std::vector<std::string>>();
+      } else if (name == "output") {
+        reduction.output = value.cast<std::string>();
+      } else if (name == "send_inputs") {
+        reduction.send_inputs = value.cast<bool>();
+      } else {
+        throw InvalidArgumentError("unknown key '" + name + "' in a reduction: " + form);
+      }
+    }
+    out.push_back(std::move(reduction));
+  }
+  return out;
+}
+
 class WriterHandle {
  public:
   WriterHandle(std::unique_ptr<StreamWriter> writer, std::string stream, std::uint32_t rank,
@@ -406,7 +478,8 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
                        bool end_on_writer_failure, std::int64_t step_timeout_ms,
                        std::int64_t begin_timeout_ms, std::optional<std::string> hostname,
                        std::int64_t shared_memory_min_bytes, bool reserve_next_step,
-                       bool first_step_precious, const py::object& operators) {
+                       bool first_step_precious, const py::object& operators,
+                       const py::object& reductions) {
              ClientOptions client_options = stream_client_options(
                  address, std::move(password), connect_timeout_ms, command_timeout_ms);
              StreamWriterOptions options;
@@ -429,6 +502,7 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
              options.reserve_next_step = reserve_next_step;
              options.first_step_precious = first_step_precious;
              options.operators = stream_operators(operators);
+             options.reductions = stream_reductions(reductions);
              const std::uint32_t writer_rank = stream_rank_argument(rank, "writer rank");
              const std::uint32_t writer_count = stream_rank_argument(writers, "writers");
              std::unique_ptr<StreamWriter> writer;
@@ -446,7 +520,8 @@ set_stream_attribute outside a step) releases the GIL. Use a writer from one thr
            py::arg("end_on_writer_failure") = false, py::arg("step_timeout_ms") = 0,
            py::arg("begin_timeout_ms") = 0, py::arg("hostname") = py::none(),
            py::arg("shared_memory_min_bytes") = 64 * 1024, py::arg("reserve_next_step") = true,
-           py::arg("first_step_precious") = false, py::arg("operators") = py::none(), R"doc(
+           py::arg("first_step_precious") = false, py::arg("operators") = py::none(),
+           py::arg("reductions") = py::none(), R"doc(
 Attaches as writer `rank` of `writers` to `stream` (creating the stream if this is the first
 writer or reader). Connection: address, password, connect_timeout_ms and command_timeout_ms as for
 slipstream.Client. Stream options (every writer must give the same): queue_limit (steps held at
@@ -467,6 +542,12 @@ component without its own, as ADIOS2 names them: ("zstd", {"level": 3}), ("blosc
 "doshuffle": "BLOSC_SHUFFLE", "compressor": "lz4"}), ("bzip2", {"blockSize100k": 9}),
 ("zfp", {"accuracy": 1e-4}) (or precision, rate; float32/float64 only). The writer encodes, the
 server stores the encoded bytes, readers get decoded arrays (docs/streams.md, "Operators").
+reductions: reductions at the source, [{"function": f, "inputs": [components], "output":
+component, "send_inputs": False}]: at end_step this writer calls f with its own chunks of the
+inputs (one numpy array each, read-only, valid during the call; several chunks of one input joined
+along the first axis) and the stream carries what f returns as `output`, one row per writer rank
+(global shape [writers, *f's shape]), instead of the inputs (also them with send_inputs). f is a
+callable or the name of a TorchScript or ONNX file (docs/streams.md, "Reductions").
 Raises InvalidArgumentError (rank out of range, bad option, unknown operator or parameter),
 ConnectionError, ServerError (the stream exists with other options, or the rank is taken).
 )doc")
