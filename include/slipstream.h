@@ -213,6 +213,18 @@ SLIPSTREAM_C_API slipstream_status_t slipstream_put_tensor(slipstream_client_t* 
                                                            size_t rank, slipstream_dtype_t dtype,
                                                            slipstream_memory_order_t order);
 
+/** As slipstream_put_tensor, compressed on this client by the operator `type` ("zstd", "blosc",
+ *  "bzip2", or "zfp" for FLOAT and DOUBLE) with `parameters` as "name=value,name=value" (NULL or
+ *  empty: the operator's defaults; the names as for streams: level, clevel, doshuffle,
+ *  compressor, blockSize100k, accuracy, precision, rate). The server stores the compressed bytes;
+ *  every reader gets the elements (docs/clients.md, "Compressed tensors"). `type` NULL: stored
+ *  raw, as slipstream_put_tensor. INVALID_ARGUMENT for an unknown operator or parameter, or one
+ *  that does not fit the dtype. */
+SLIPSTREAM_C_API slipstream_status_t slipstream_put_tensor_compressed(
+    slipstream_client_t* client, const char* name, size_t name_length, const void* data,
+    const int64_t* shape, size_t rank, slipstream_dtype_t dtype, slipstream_memory_order_t order,
+    const char* type, size_t type_length, const char* parameters, size_t parameters_length);
+
 /** Fetches a tensor into the caller's buffer of `buffer_bytes` bytes, laid out in `order`.
  *  `dtype` must be the stored dtype (else INVALID_ARGUMENT naming both). If `expected_rank` > 0,
  *  `expected_shape` must equal the stored shape (else INVALID_ARGUMENT). A buffer smaller than

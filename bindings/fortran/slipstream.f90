@@ -201,15 +201,31 @@ contains
 
   ! ---- Tensors -----------------------------------------------------------------------------------
 
-  !> Stores `data` (Fortran order, the Fortran shape) as tensor `name`.
-  integer function put_array(self, name, data, dims, dtype) result(code)
+  !> Stores `data` (Fortran order, the Fortran shape) as tensor `name`; with `compression` ("zstd",
+  !> "blosc", "bzip2", "zfp") and its `parameters` ("name=value,..."), compressed before it is sent
+  !> (slipstream_put_tensor_compressed): stored compressed, read back as its elements.
+  integer function put_array(self, name, data, dims, dtype, compression, parameters) result(code)
     class(client_type), intent(in) :: self
     character(len=*), intent(in) :: name
     type(c_ptr), intent(in) :: data
     integer(c_int64_t), intent(in) :: dims(:)
     integer, intent(in) :: dtype
-    code = c_put_tensor(self%handle, name, c_text_length(name), data, dims, &
-                        size(dims, kind=c_size_t), int(dtype, c_int), SLIPSTREAM_FORTRAN_ORDER)
+    character(len=*), intent(in), optional :: compression, parameters
+    if (.not. present(compression)) then
+      code = c_put_tensor(self%handle, name, c_text_length(name), data, dims, &
+                          size(dims, kind=c_size_t), int(dtype, c_int), SLIPSTREAM_FORTRAN_ORDER)
+    else if (present(parameters)) then
+      code = c_put_tensor_compressed(self%handle, name, c_text_length(name), data, dims, &
+                                     size(dims, kind=c_size_t), int(dtype, c_int), &
+                                     SLIPSTREAM_FORTRAN_ORDER, compression, &
+                                     c_text_length(compression), parameters, &
+                                     c_text_length(parameters))
+    else
+      code = c_put_tensor_compressed(self%handle, name, c_text_length(name), data, dims, &
+                                     size(dims, kind=c_size_t), int(dtype, c_int), &
+                                     SLIPSTREAM_FORTRAN_ORDER, compression, &
+                                     c_text_length(compression), "", 0_c_size_t)
+    end if
   end function put_array
 
   !> Fetches tensor `name` into `data`, which must have the stored dtype and shape:

@@ -141,6 +141,24 @@ module slipstream_c_api
       integer(c_int), value :: dtype
       integer(c_int), value :: order
     end function
+
+    integer(c_int) function c_put_tensor_compressed(client, name, name_length, data, shape, rank, &
+        dtype, order, type, type_length, parameters, parameters_length) &
+        bind(C, name="slipstream_put_tensor_compressed")
+      import :: c_char, c_int, c_int64_t, c_ptr, c_size_t
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: name_length
+      type(c_ptr), value :: data
+      integer(c_int64_t), intent(in) :: shape(*)
+      integer(c_size_t), value :: rank
+      integer(c_int), value :: dtype
+      integer(c_int), value :: order
+      character(kind=c_char), intent(in) :: type(*)
+      integer(c_size_t), value :: type_length
+      character(kind=c_char), intent(in) :: parameters(*)
+      integer(c_size_t), value :: parameters_length
+    end function
     integer(c_int) function c_unpack_tensor(client, name, name_length, buffer, buffer_bytes, &
         expected_shape, expected_rank, dtype, order) &
         bind(C, name="slipstream_unpack_tensor")

@@ -198,6 +198,16 @@ class SLIPSTREAM_API Client {
                   std::span<const std::int64_t> shape, MemoryOrder order = MemoryOrder::kC) {
     put_tensor(name, dtype_of<T>, data.data(), data.size_bytes(), shape, order);
   }
+  /// As put_tensor, compressed by `compression` on this client's core before it is sent (over
+  /// the socket, never shared memory). The server stores the compressed bytes; every reader gets
+  /// the elements: this client (get_tensor, unpack_tensor, get_tensors) fetches the compressed
+  /// bytes and decodes them itself, and the server decodes them for others (RedisAI and
+  /// SmartRedis clients, shared-memory views, model and script inputs). zfp is lossy within its
+  /// bound, the others exact (docs/clients.md, "Compressed tensors"). Throws InvalidArgumentError
+  /// for an unknown operator or parameter, or one that does not fit the tensor (zfp on integers).
+  void put_tensor(std::string_view name, DType dtype, const void* data, std::size_t bytes,
+                  std::span<const std::int64_t> shape, MemoryOrder order,
+                  const CompressionOperator& compression);
 
   /// Fetches a tensor (AI.TENSORGET META BLOB) into a new row-major Tensor that owns its bytes.
   /// Throws KeyNotFoundError if it does not exist, WrongTypeError if the key is not a tensor.

@@ -100,18 +100,10 @@ struct StreamAttribute {
   std::string element;
 };
 
-/// A compression operator for a component's chunks (docs/streams.md, "Operators"), named and
-/// parameterised as openPMD-api users write them for ADIOS2: "zstd" (`level` 1-19), "blosc"
-/// (`clevel` 0-9, `doshuffle` BLOSC_SHUFFLE / BLOSC_NOSHUFFLE / BLOSC_BITSHUFFLE, `compressor`
-/// blosclz, lz4, lz4hc, snappy, zlib or zstd), "bzip2" (`blockSize100k` 1-9) and, for float32
-/// and float64 chunks of 1-4 dimensions, "zfp" with one of `accuracy` (the largest absolute error),
-/// `precision` (bits kept) or `rate` (bits per value). The writer encodes each chunk on its own
-/// cores; the server stores the encoded bytes and never decodes them; readers get the decoded
-/// elements. Operators need the shared library (libslipstream.so): the static one has no codecs.
-struct StreamOperator {
-  std::string type;
-  std::vector<std::pair<std::string, std::string>> parameters;
-};
+/// A compression operator for a component's chunks (docs/streams.md, "Operators"; the operators
+/// and their parameters: compression.hpp). The writer encodes each chunk on its own cores; the
+/// server stores the encoded bytes and never decodes them; readers get the decoded elements.
+using StreamOperator = CompressionOperator;
 
 /// What a reduction runs: the inputs (one tensor per input component, in the order of
 /// StreamReduction::inputs) in, the derived array out (its first tensor is used).

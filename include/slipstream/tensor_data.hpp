@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "slipstream/compression.hpp"
 #include "slipstream/error.hpp"
 #include "slipstream/export.hpp"
 #include "slipstream/tensor.hpp"
@@ -96,6 +97,9 @@ struct TensorRef {
   std::size_t bytes = 0;
   std::span<const std::int64_t> shape;
   MemoryOrder order = MemoryOrder::kC;
+  /// When set, the tensor is compressed by this operator before it is sent and stored compressed
+  /// (Client::put_tensor's `compression`); borrowed for the call.
+  const CompressionOperator* compression = nullptr;
 
   template <typename T>
   static TensorRef of(std::string_view name, std::span<const T> data,

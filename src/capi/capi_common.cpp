@@ -146,6 +146,32 @@ std::size_t tensor_bytes(DType dtype, std::span<const std::int64_t> shape) {
   return count * size;
 }
 
+slipstream::CompressionOperator operator_arg(const char* type, std::size_t type_length,
+                                             const char* parameters, std::size_t parameters_length,
+                                             std::string_view what) {
+  slipstream::CompressionOperator op{std::string(string_arg(type, type_length, "type")), {}};
+  const std::string_view list = parameters == nullptr
+                                    ? std::string_view()
+                                    : string_arg(parameters, parameters_length, "parameters");
+  auto trim = [](std::string_view text) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    return std::string(text);
+  };
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t end = std::min(list.find(',', at), list.size());
+    const std::string_view pair = list.substr(at, end - at);
+    const std::size_t equals = pair.find('=');
+    if (equals == std::string_view::npos) {
+      throw InvalidArgumentError(std::string(what) + ": parameter '" + trim(pair) +
+                                 "' is not name=value");
+    }
+    op.parameters.emplace_back(trim(pair.substr(0, equals)), trim(pair.substr(equals + 1)));
+    at = end + 1;
+  }
+  return op;
+}
+
 char* copy_out(std::string_view bytes) {
   auto* out = static_cast<char*>(std::malloc(bytes.size() + 1));
   if (out == nullptr) throw std::bad_alloc();

@@ -85,6 +85,11 @@ SLIPSTREAM_CAPI_SHARED DType dtype_arg(slipstream_dtype_t dtype);
 SLIPSTREAM_CAPI_SHARED MemoryOrder order_arg(slipstream_memory_order_t order);
 /// element_count(shape) * dtype_size(dtype), checking the product does not overflow.
 std::size_t tensor_bytes(DType dtype, std::span<const std::int64_t> shape);
+/// A compression operator from C: its type and "name=value,name=value" parameters (NULL or empty:
+/// none; spaces around names and values are not part of them). `what` names it in errors.
+slipstream::CompressionOperator operator_arg(const char* type, std::size_t type_length,
+                                             const char* parameters, std::size_t parameters_length,
+                                             std::string_view what);
 
 /// Throws InvalidArgumentError naming `what` if `pointer` is NULL.
 template <typename T>

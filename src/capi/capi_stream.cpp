@@ -373,27 +373,9 @@ slipstream_status_t slipstream_stream_set_operator(slipstream_stream_writer_t* w
       writer_of(writer).set_operator(name, std::nullopt);
       return;
     }
-    slipstream::StreamOperator op{std::string(string_arg(type, type_length, "type")), {}};
-    const std::string_view list =
-        parameters == nullptr ? std::string_view() : string_arg(parameters, parameters_length, "parameters");
-    // "name=value,name=value": spaces around names and values are not part of them.
-    auto trim = [](std::string_view text) {
-      while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-      while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-      return std::string(text);
-    };
-    for (std::size_t at = 0; at < list.size();) {
-      const std::size_t end = std::min(list.find(',', at), list.size());
-      const std::string_view pair = list.substr(at, end - at);
-      const std::size_t equals = pair.find('=');
-      if (equals == std::string_view::npos) {
-        throw InvalidArgumentError("operator of '" + std::string(name) + "': parameter '" +
-                                   trim(pair) + "' is not name=value");
-      }
-      op.parameters.emplace_back(trim(pair.substr(0, equals)), trim(pair.substr(equals + 1)));
-      at = end + 1;
-    }
-    writer_of(writer).set_operator(name, op);
+    writer_of(writer).set_operator(
+        name, operator_arg(type, type_length, parameters, parameters_length,
+                           "operator of '" + std::string(name) + "'"));
   });
 }
 

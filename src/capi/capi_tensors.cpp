@@ -46,14 +46,30 @@ slipstream_status_t slipstream_put_tensor(slipstream_client_t* client, const cha
                                           const int64_t* shape, size_t rank,
                                           slipstream_dtype_t dtype,
                                           slipstream_memory_order_t order) {
+  return slipstream_put_tensor_compressed(client, name, name_length, data, shape, rank, dtype,
+                                          order, nullptr, 0, nullptr, 0);
+}
+
+// `type` NULL: stored raw (slipstream_put_tensor).
+slipstream_status_t slipstream_put_tensor_compressed(
+    slipstream_client_t* client, const char* name, size_t name_length, const void* data,
+    const int64_t* shape, size_t rank, slipstream_dtype_t dtype, slipstream_memory_order_t order,
+    const char* type, size_t type_length, const char* parameters, size_t parameters_length) {
   return guarded([&] {
     slipstream::Client& cpp = client_of(client);
-    const auto type = dtype_arg(dtype);
+    const auto element = dtype_arg(dtype);
     const auto dims = shape_arg(shape, rank);
-    const std::size_t bytes = tensor_bytes(type, dims);
+    const std::size_t bytes = tensor_bytes(element, dims);
     if (data == nullptr && bytes > 0) throw slipstream::InvalidArgumentError("tensor data is NULL");
-    cpp.put_tensor(string_arg(name, name_length, "name"), type, data, bytes, dims,
-                   order_arg(order));
+    const std::string_view key = string_arg(name, name_length, "name");
+    if (type == nullptr) {
+      cpp.put_tensor(key, element, data, bytes, dims, order_arg(order));
+      return;
+    }
+    const slipstream::CompressionOperator op = operator_arg(
+        type, type_length, parameters, parameters_length,
+        "compression of tensor '" + std::string(key) + "'");
+    cpp.put_tensor(key, element, data, bytes, dims, order_arg(order), op);
   });
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "client/chunk_codec.hpp"
 #include "client/client_impl.hpp"
 #include "common/tensor_layout.hpp"
 #include "common/command_keys.hpp"
@@ -165,30 +166,58 @@ void Client::Impl::add_tensor_set(Request& request, std::string_view key, const 
   if (t.bytes > 0 && t.data == nullptr) {
     throw InvalidArgumentError("tensor '" + std::string(key) + "': data pointer is null");
   }
-  request.command(5 + t.shape.size());
+  const bool transpose = t.order == MemoryOrder::kFortran && t.shape.size() > 1;
+  std::unique_ptr<std::byte[]> transposed;
+  if (transpose) {
+    transposed = std::make_unique_for_overwrite<std::byte[]>(t.bytes);
+    fortran_to_c(static_cast<const std::byte*>(t.data), transposed.get(), dtype_size(t.dtype),
+                 t.shape);
+  }
+  // A compressed tensor: its frame, encoded here, goes as ENCODED BLOB (the server checks its
+  // header and stores it as it is).
+  std::vector<std::byte> frame;
+  if (t.compression != nullptr) {
+    const std::string what = "tensor '" + std::string(key) + "'";
+    auto codec = client::make_chunk_codec(*t.compression, "operator of " + what);
+    if (std::string misfit = codec->misfit(t.dtype, t.shape.size()); !misfit.empty()) {
+      throw InvalidArgumentError(what + ": " + misfit);
+    }
+    const std::vector<std::uint64_t> extent(t.shape.begin(), t.shape.end());
+    const auto* raw = transpose ? transposed.get() : static_cast<const std::byte*>(t.data);
+    frame = codec->encode(t.dtype, extent, {raw, t.bytes}, what);
+  }
+  request.command(5 + t.shape.size() + (t.compression != nullptr ? 1 : 0));
   request.arg("AI.TENSORSET");
   request.arg(key);
   request.arg(dtype_name(t.dtype));
   for (auto d : t.shape) request.arg(d);
+  if (t.compression != nullptr) {
+    request.arg("ENCODED");
+    request.arg("BLOB");
+    const std::size_t size = frame.size();
+    auto owned = std::make_unique_for_overwrite<std::byte[]>(size);
+    std::copy(frame.begin(), frame.end(), owned.get());
+    request.arg_owned(std::move(owned), size);
+    return;
+  }
   request.arg("BLOB");
-  if (t.order == MemoryOrder::kFortran && t.shape.size() > 1) {
-    auto transposed = std::make_unique_for_overwrite<std::byte[]>(t.bytes);
-    fortran_to_c(static_cast<const std::byte*>(t.data), transposed.get(),
-                         dtype_size(t.dtype), t.shape);
+  if (transpose) {
     request.arg_owned(std::move(transposed), t.bytes);
   } else {
     request.arg_borrowed(t.data, t.bytes);
   }
 }
 
+// ENCODED: a compressed tensor comes as its frame, decoded by read_tensor_reply.
 void Client::Impl::add_tensor_get(Request& request, std::string_view key) {
-  request.command({"AI.TENSORGET", key, "META", "BLOB"});
+  request.command({"AI.TENSORGET", key, "META", "BLOB", "ENCODED"});
 }
 
-// Reads the reply to AI.TENSORGET META BLOB: an array of label/value pairs ("dtype", TYPE,
+// Reads the reply to AI.TENSORGET META BLOB ENCODED: an array of label/value pairs ("dtype", TYPE,
 // "shape", [dims], "blob", bytes). Labels are matched by name, case-insensitively, so a server that
 // orders them differently still works, as long as dtype and shape come before the blob: that
 // order is what lets the payload be read straight into a buffer chosen from its size and shape.
+// A compressed tensor has a "frame" (a codec frame) instead of the blob, decoded into the buffer.
 bool Client::Impl::read_tensor_reply(client::Connection& c, const TensorTarget& target,
                                      std::string* error) {
   std::string line;
@@ -239,6 +268,25 @@ bool Client::Impl::read_tensor_reply(client::Connection& c, const TensorTarget& 
         c.read_bulk_body(destination, expected);
       } else {
         c.skip_bulk_body(expected);
+      }
+      have_blob = true;
+    } else if (equals_ignoring_case(label.string, "frame")) {
+      if (c.read_line(line) != '$') c.protocol_error("tensor frame is not a bulk string");
+      if (!dtype || !shape) c.protocol_error("tensor frame arrived before its dtype and shape");
+      const std::int64_t size = c.parse_integer(line);
+      if (size < 0) c.protocol_error("tensor frame has a negative size");
+      std::size_t expected = 0;
+      try {
+        expected = element_count(*shape) * dtype_size(*dtype);
+      } catch (const InvalidArgumentError& e) {
+        c.protocol_error(std::string("tensor shape is invalid: ") + e.what());
+      }
+      std::vector<std::byte> frame(static_cast<std::size_t>(size));
+      c.read_bulk_body(frame.data(), frame.size());
+      std::byte* destination = target({*dtype, *shape, expected});
+      if (destination != nullptr) {
+        const std::vector<std::uint64_t> extent(shape->begin(), shape->end());
+        client::decode_chunk(frame, *dtype, extent, {destination, expected}, "the tensor");
       }
       have_blob = true;
     } else {

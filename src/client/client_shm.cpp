@@ -417,7 +417,7 @@ bool Client::Impl::shm_commit(const std::string& key, TensorLoan& loan, DType dt
 
 bool Client::Impl::shm_put(const std::string& key, const TensorRef& t) {
   if (!shm_->active() || t.bytes < options_.shared_memory_min_bytes ||
-      t.bytes < options_.shared_memory_put_min_bytes) {
+      t.bytes < options_.shared_memory_put_min_bytes || t.compression != nullptr) {
     shm_->socket_puts.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -592,7 +592,7 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
 namespace {
 bool put_through_shared_memory(const TensorRef& t, const ClientOptions& options) {
   if (t.bytes < options.shared_memory_min_bytes || t.bytes < options.shared_memory_put_min_bytes ||
-      t.bytes == 0 || t.data == nullptr) {
+      t.bytes == 0 || t.data == nullptr || t.compression != nullptr) {
     return false;
   }
   return t.bytes == element_count(t.shape) * dtype_size(t.dtype);

@@ -50,6 +50,16 @@ void Client::put_tensor(std::string_view name, DType dtype, const void* data, st
   impl_->call(key, request, quoted("put tensor", key));
 }
 
+void Client::put_tensor(std::string_view name, DType dtype, const void* data, std::size_t bytes,
+                        std::span<const std::int64_t> shape, MemoryOrder order,
+                        const CompressionOperator& compression) {
+  std::string key = impl_->tensor_key(name, false);
+  TensorRef ref{key, dtype, data, bytes, shape, order, &compression};
+  Request request;
+  Impl::add_tensor_set(request, key, ref);
+  impl_->call(key, request, quoted("put tensor", key));
+}
+
 Tensor Client::get_tensor(std::string_view name) {
   std::string key = impl_->tensor_key(name, true);
   if (std::optional<Tensor> tensor = impl_->shm_get(key)) return std::move(*tensor);

@@ -211,6 +211,21 @@ static void test_tensor_dtypes(slipstream_client_t* client) {
     EXPECT_OK(slipstream_unpack_tensor(client, "capi.c", NTS, out, bytes, NULL, 0, dtype,
                                        SLIPSTREAM_FORTRAN_ORDER));
     CHECK(memcmp(out, column_major, bytes) == 0);
+    /* Compressed (lossless): stored compressed, read back exactly in either order. */
+    EXPECT_OK(slipstream_put_tensor_compressed(client, "capi.zstd", NTS, column_major, shape, 3,
+                                               dtype, SLIPSTREAM_FORTRAN_ORDER, "zstd", NTS,
+                                               "level=9", NTS));
+    EXPECT_OK(slipstream_put_tensor_compressed(client, "capi.blosc", NTS, row_major, shape, 3,
+                                               dtype, SLIPSTREAM_C_ORDER, "blosc", NTS,
+                                               "clevel = 5, compressor = lz4", NTS));
+    memset(out, 0, bytes);
+    EXPECT_OK(slipstream_unpack_tensor(client, "capi.zstd", NTS, out, bytes, shape, 3, dtype,
+                                       SLIPSTREAM_C_ORDER));
+    CHECK(memcmp(out, row_major, bytes) == 0);
+    memset(out, 0, bytes);
+    EXPECT_OK(slipstream_unpack_tensor(client, "capi.blosc", NTS, out, bytes, shape, 3, dtype,
+                                       SLIPSTREAM_FORTRAN_ORDER));
+    CHECK(memcmp(out, column_major, bytes) == 0);
 
     slipstream_tensor_t* tensor = NULL;
     EXPECT_OK(slipstream_get_tensor(client, "capi.f", NTS, &tensor));
@@ -245,6 +260,28 @@ static void test_tensor_dtypes(slipstream_client_t* client) {
   EXPECT_OK(slipstream_unpack_tensor(client, "capi.scalar", NTS, &back, sizeof back, NULL, 0,
                                      SLIPSTREAM_INT64, SLIPSTREAM_C_ORDER));
   CHECK(back == 42);
+  /* zfp within its accuracy; operators that do not fit, or badly written, are refused. */
+  double field[64], decoded[64];
+  const int64_t field_shape[] = {8, 8};
+  for (size_t i = 0; i < 64; ++i) field[i] = (double)(i % 8) * 0.37 - (double)(i / 8) * 0.11;
+  EXPECT_OK(slipstream_put_tensor_compressed(client, "capi.zfp", NTS, field, field_shape, 2,
+                                             SLIPSTREAM_FLOAT64, SLIPSTREAM_C_ORDER, "zfp", NTS,
+                                             "accuracy=1e-6", NTS));
+  EXPECT_OK(slipstream_unpack_tensor(client, "capi.zfp", NTS, decoded, sizeof decoded,
+                                     field_shape, 2, SLIPSTREAM_FLOAT64, SLIPSTREAM_C_ORDER));
+  for (size_t i = 0; i < 64; ++i) {
+    const double error = decoded[i] > field[i] ? decoded[i] - field[i] : field[i] - decoded[i];
+    CHECK(error <= 1e-6);
+  }
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_put_tensor_compressed(client, "capi.bad", NTS, &answer, NULL, 0,
+                                                 SLIPSTREAM_INT64, SLIPSTREAM_C_ORDER, "zfp", NTS,
+                                                 "rate=8", NTS));
+  EXPECT_STATUS(SLIPSTREAM_INVALID_ARGUMENT,
+                slipstream_put_tensor_compressed(client, "capi.bad", NTS, field, field_shape, 2,
+                                                 SLIPSTREAM_FLOAT64, SLIPSTREAM_C_ORDER, "zstd",
+                                                 NTS, "level", NTS));
+  CHECK(strstr(slipstream_last_error(), "not name=value") != NULL);
 }
 
 static void test_tensor_errors(slipstream_client_t* client) {

@@ -29,6 +29,7 @@ program fortran_test
   call test_all_roundtrips(client)
   call test_tensor_errors(client)
   call test_tensor_management(client)
+  call test_compressed_tensors(client)
   call test_datasets(client)
   call test_lists(client)
   call test_models(client, trim(first))
@@ -141,6 +142,42 @@ contains
     call expect_code(client%get_bytes("ftest.raw2", bytes), SLIPSTREAM_KEY_NOT_FOUND, &
                      "get_bytes of a missing key")
   end subroutine test_tensor_management
+
+  ! Compressed tensors: lossless ones come back exactly (in their Fortran shape), zfp within its
+  ! accuracy; an operator that does not fit the data is refused.
+  subroutine test_compressed_tensors(client)
+    type(client_type), intent(inout) :: client
+    integer(c_int16_t) :: ids(12, 5), ids_back(12, 5)
+    real(c_double) :: field(16, 8, 2), field_back(16, 8, 2)
+    integer :: i, j, k
+    do j = 1, 5
+      do i = 1, 12
+        ids(i, j) = int(100 * i - 7 * j, c_int16_t)
+      end do
+    end do
+    do k = 1, 2
+      do j = 1, 8
+        do i = 1, 16
+          field(i, j, k) = sin(0.1d0 * i) * cos(0.2d0 * j) + k
+        end do
+      end do
+    end do
+    call check(client%put_tensor("ftest.zstd", ids, "zstd", "level=7"), "put_tensor with zstd")
+    call check(client%put_tensor("ftest.bzip2", ids, "bzip2"), "put_tensor with bzip2")
+    ids_back = 0
+    call check(client%unpack_tensor("ftest.zstd", ids_back), "unpack a zstd tensor")
+    call expect(all(ids_back == ids), "zstd tensor comes back exactly")
+    ids_back = 0
+    call check(client%unpack_tensor("ftest.bzip2", ids_back), "unpack a bzip2 tensor")
+    call expect(all(ids_back == ids), "bzip2 tensor comes back exactly")
+    call check(client%put_tensor("ftest.zfp", field, "zfp", "accuracy=1e-6"), "put_tensor with zfp")
+    field_back = 0
+    call check(client%unpack_tensor("ftest.zfp", field_back), "unpack a zfp tensor")
+    call expect(maxval(abs(field_back - field)) <= 1d-6, "zfp tensor within its accuracy")
+    call expect(any(field_back /= field), "zfp tensor is lossy, not the raw bytes")
+    call expect_code(client%put_tensor("ftest.zfpint", ids, "zfp", "rate=8"), &
+                     SLIPSTREAM_INVALID_ARGUMENT, "zfp on integers")
+  end subroutine test_compressed_tensors
 
   subroutine fill_dataset(dataset, name, step)
     type(dataset_type), intent(inout) :: dataset

@@ -287,3 +287,39 @@ def test_view_tensor_and_stats(server, key):
         stats = client.stats()
         assert stats["shared_memory"] is False
         assert stats["shm_views"] == 0 and stats["socket_gets"] == 1
+
+
+@pytest.mark.parametrize("compression", ["zstd", ("blosc", {"clevel": 5, "compressor": "zstd"}),
+                                         ("bzip2", {"blockSize100k": 9})],
+                         ids=["zstd", "blosc", "bzip2"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_compressed_tensors_round_trip_exactly(client, key, dtype, compression):
+    """put_tensor(compression=...): the server stores the compressed frame (smaller), and every
+    read (get_tensor, unpack_tensor, a Fortran-order array, a RedisAI client's BLOB) gives the
+    elements back exactly."""
+    data = np.asfortranarray(sample(dtype, (40, 30)))
+    client.put_tensor(key("c"), data, compression=compression)
+    got = client.get_tensor(key("c"))
+    assert got.dtype == np.dtype(dtype) and got.shape == data.shape
+    np.testing.assert_array_equal(got, data)
+    out = np.empty_like(data)
+    client.unpack_tensor(key("c"), out)
+    np.testing.assert_array_equal(out, data)
+    frame = client.command(["AI.TENSORGET", key("c"), "META", "BLOB", "ENCODED"])
+    assert frame[4] == b"frame" and len(frame[5]) < data.nbytes
+    blob = client.command(["AI.TENSORGET", key("c"), "META", "BLOB"])
+    assert blob[4] == b"blob" and blob[5] == np.ascontiguousarray(data).tobytes()
+
+
+def test_zfp_compressed_tensors_stay_within_their_accuracy_and_bad_operators_raise(client, key):
+    field = np.sin(np.linspace(0, 30, 4096)).reshape(64, 64)
+    client.put_tensor(key("z"), field, compression=("zfp", {"accuracy": 1e-6}))
+    error = np.max(np.abs(client.get_tensor(key("z")) - field))
+    assert 0 < error <= 1e-6
+    with pytest.raises(slipstream.InvalidArgumentError, match="zfp"):
+        client.put_tensor(key("i"), np.arange(10, dtype=np.int32), compression=("zfp", {"rate": 8}))
+    with pytest.raises(slipstream.InvalidArgumentError, match="lzma"):
+        client.put_tensor(key("i"), field, compression="lzma")
+    with pytest.raises(slipstream.InvalidArgumentError, match="type must be a string"):
+        client.put_tensor(key("i"), field, compression=3)
+    assert not client.tensor_exists(key("i"))

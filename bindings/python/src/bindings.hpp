@@ -123,6 +123,10 @@ ArrayInput array_input(py::handle value);
 /// Throws TypeError / ValueError otherwise.
 ArrayInput output_array(py::handle value);
 
+/// A compression operator from Python: "type" or (type, {parameter: value}) (stream_writer.cpp).
+/// Throws InvalidArgumentError naming `what` for anything else.
+CompressionOperator compression_operator(const py::handle& spec, const std::string& what);
+
 /// The DType of a numpy dtype; throws TypeError if there is none.
 DType dtype_of_numpy(const py::dtype& dtype);
 /// The numpy dtype of a DType.

@@ -229,7 +229,20 @@ key_prefixes_in: ensemble prefixes, None takes SSKEYOUT / SSKEYIN. Raises Invali
   client
       .def(
           "put_tensor",
-          [](const ClientHandle& self, std::string_view name, const py::handle& data) {
+          [](const ClientHandle& self, std::string_view name, const py::handle& data,
+             const py::object& compression) {
+            if (!compression.is_none()) {
+              if (py::isinstance<LoanState>(data)) {
+                throw InvalidArgumentError("a TensorLoan is stored as it is: no compression");
+              }
+              const CompressionOperator op =
+                  compression_operator(compression, "compression of tensor '" + std::string(name) + "'");
+              ArrayInput in = array_input(data);
+              without_gil(self, [&](Client& c) {
+                c.put_tensor(name, in.dtype, in.data, in.bytes, in.shape, in.order, op);
+              });
+              return;
+            }
             if (py::isinstance<LoanState>(data)) {
               LoanState& state = data.cast<LoanState&>();
               TensorLoan loan = take_loan_for_put(state);
@@ -243,14 +256,18 @@ key_prefixes_in: ensemble prefixes, None takes SSKEYOUT / SSKEYIN. Raises Invali
               c.put_tensor(name, in.dtype, in.data, in.bytes, in.shape, in.order);
             });
           },
-          py::arg("name"), py::arg("data"), R"doc(
+          py::arg("name"), py::arg("data"), py::kw_only(), py::arg("compression") = py::none(),
+          R"doc(
 Stores an array under `name`, replacing any value. `data`: a numpy array (any dtype of DType, C- or
 Fortran-ordered: both keep their logical shape and are sent from their own memory), a torch tensor
 (detached, copied to the CPU if needed), or anything numpy.asarray accepts. Non-contiguous arrays
 are copied once. Raises TypeError for an unsupported dtype, InvalidArgumentError for a bad name or
 an empty array. `data` may also be a filled TensorLoan (Client.loan), stored with its shape and
 dtype without a copy and consumed (see TensorLoan: BufferError while an array over it lives,
-InvalidArgumentError if it was stored before).
+InvalidArgumentError if it was stored before). compression: None, or an operator as for streams,
+"zstd" or ("zfp", {"accuracy": 1e-4}) (zstd, blosc, bzip2; zfp for float32/float64): the array is
+compressed here and stored compressed; get_tensor and every other reader get the elements
+(docs/clients.md, "Compressed tensors").
 )doc")
       .def(
           "loan",

@@ -155,26 +155,6 @@ py::array chunk_array(const py::handle& value) {
   return array;
 }
 
-// The Python object's state.
-// An operator from Python: its type and a dict of parameters (numbers or strings; a float as
-// Python writes it, 1e-07 and not 0.000000).
-StreamOperator stream_operator(const py::handle& type, const py::handle& parameters,
-                               const std::string& component) {
-  if (!py::isinstance<py::str>(type)) {
-    throw InvalidArgumentError("operator of '" + component + "': the type must be a string (\"zstd\", "
-                               "\"blosc\", \"bzip2\" or \"zfp\")");
-  }
-  StreamOperator op{type.cast<std::string>(), {}};
-  if (parameters.is_none()) return op;
-  if (!py::isinstance<py::dict>(parameters)) {
-    throw InvalidArgumentError("operator of '" + component + "': parameters must be a dict");
-  }
-  for (const auto& [name, value] : parameters.cast<py::dict>()) {
-    op.parameters.emplace_back(py::str(name).cast<std::string>(), py::str(value).cast<std::string>());
-  }
-  return op;
-}
-
 // operators=: {component: (type, {parameter: value}) or type}.
 std::map<std::string, StreamOperator, std::less<>> stream_operators(const py::object& operators) {
   std::map<std::string, StreamOperator, std::less<>> out;
@@ -184,12 +164,7 @@ std::map<std::string, StreamOperator, std::less<>> stream_operators(const py::ob
   }
   for (const auto& [key, spec] : operators.cast<py::dict>()) {
     const std::string component = py::str(key).cast<std::string>();
-    if (py::isinstance<py::tuple>(spec) && py::len(spec) == 2) {
-      auto pair = spec.cast<py::tuple>();
-      out[component] = stream_operator(pair[0], pair[1], component);
-    } else {
-      out[component] = stream_operator(spec, py::none(), component);
-    }
+    out[component] = compression_operator(spec, "operator of '" + component + "'");
   }
   return out;
 }
@@ -299,7 +274,10 @@ class WriterHandle {
   void set_operator(const std::string& component, const py::object& type,
                     const py::object& parameters) {
     std::optional<StreamOperator> op;
-    if (!type.is_none()) op = stream_operator(type, parameters, component);
+    if (!type.is_none()) {
+      op = compression_operator(py::make_tuple(type, parameters),
+                                "operator of '" + component + "'");
+    }
     with_writer([&](StreamWriter& w) { w.set_operator(component, op); });
   }
 
@@ -422,6 +400,30 @@ class WriterHandle {
 };
 
 }  // namespace
+
+// An operator from Python: "type" or (type, {parameter: value}); parameters numbers or strings
+// (a float as Python writes it, 1e-07 and not 0.000000).
+CompressionOperator compression_operator(const py::handle& spec, const std::string& what) {
+  py::handle type = spec, parameters = py::none();
+  if (py::isinstance<py::tuple>(spec) && py::len(spec) == 2) {
+    auto pair = spec.cast<py::tuple>();
+    type = pair[0];
+    parameters = pair[1];
+  }
+  if (!py::isinstance<py::str>(type)) {
+    throw InvalidArgumentError(what + ": the type must be a string (\"zstd\", \"blosc\", "
+                               "\"bzip2\" or \"zfp\")");
+  }
+  CompressionOperator op{type.cast<std::string>(), {}};
+  if (parameters.is_none()) return op;
+  if (!py::isinstance<py::dict>(parameters)) {
+    throw InvalidArgumentError(what + ": parameters must be a dict");
+  }
+  for (const auto& [name, value] : parameters.cast<py::dict>()) {
+    op.parameters.emplace_back(py::str(name).cast<std::string>(), py::str(value).cast<std::string>());
+  }
+  return op;
+}
 
 ClientOptions stream_client_options(const std::optional<std::string>& address,
                                     std::optional<std::string> password,

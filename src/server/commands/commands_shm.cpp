@@ -244,7 +244,27 @@ Outcome view(CommandContext& c) {
   SharedMemory& shm = c.server.shared_memory();
   std::shared_ptr<const void> owner;
   const ShmSegment* segment = SharedMemory::segment_of(tensor.data);
-  if (segment != nullptr) {
+  std::size_t size = tensor.data.size();
+  if (tensor.encoded) {
+    // A compressed tensor is decoded into a segment that serves this lease alone (the key keeps
+    // its frame).
+    std::string error;
+    std::optional<Buffer> decoded = decoded_tensor_data(tensor, &error);
+    if (!decoded) {
+      c.reply.error(error);
+      return Outcome::kDone;
+    }
+    ShmFailure failure;
+    std::optional<Buffer> copy = shm.copy_in(decoded->view(), &failure, &error);
+    if (!copy) {
+      c.reply.error(error);
+      return Outcome::kDone;
+    }
+    segment = SharedMemory::segment_of(*copy);
+    size = copy->size();
+    owner = std::make_shared<Value>(Tensor{tensor.dtype, tensor.shape, std::move(*copy)});
+    shm.counters()->total_view_copies.fetch_add(1, std::memory_order_relaxed);
+  } else if (segment != nullptr) {
     owner = value;  // the stored bytes themselves: they outlive overwrites while leased
     shm.counters()->total_views.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -269,7 +289,7 @@ Outcome view(CommandContext& c) {
   c.reply.bulk(dtype_name(tensor.dtype));
   c.reply.array(tensor.shape.size());
   for (std::int64_t dim : tensor.shape) c.reply.integer(dim);
-  c.reply.integer(static_cast<std::int64_t>(tensor.data.size()));
+  c.reply.integer(static_cast<std::int64_t>(size));
   return Outcome::kDone;
 }
 

@@ -117,9 +117,18 @@ Outcome tensorset(CommandContext& c) {
   const std::size_t element = dtype_size(*dtype);
   std::vector<std::int64_t> shape;
   std::size_t blob_index = 0, values_index = 0;
+  bool encoded = false;  // Slipstream's own: the BLOB is a codec frame of the tensor
   std::size_t i = 3;
   for (; i < c.argc(); ++i) {
     std::string_view arg = c.arg(i);
+    if (equals_nocase(arg, "ENCODED")) {
+      if (i + 1 >= c.argc() || !equals_nocase(c.arg(i + 1), "BLOB")) {
+        c.reply.error("ERR ENCODED must come just before BLOB in 'AI.TENSORSET' command");
+        return Outcome::kDone;
+      }
+      encoded = true;
+      continue;
+    }
     if (equals_nocase(arg, "BLOB")) {
       if (i + 2 != c.argc()) {
         c.reply.error(
@@ -166,7 +175,16 @@ Outcome tensorset(CommandContext& c) {
   const std::size_t bytes = count * element;
 
   Buffer data;
-  if (blob_index != 0) {
+  if (encoded) {
+    // The frame is checked (its header: operator, dtype, raw size) and stored as it is: clients
+    // that take frames decode it themselves; it is decoded here only for those that do not.
+    if (std::string problem = encoded_tensor_problem(*dtype, bytes, c.args[blob_index].view());
+        !problem.empty()) {
+      c.reply.error("ERR the encoded tensor does not fit its shape and type: " + problem);
+      return Outcome::kDone;
+    }
+    data = std::move(c.args[blob_index]);
+  } else if (blob_index != 0) {
     if (c.args[blob_index].size() != bytes) {
       c.reply.error("ERR data length does not match tensor shape and type");
       return Outcome::kDone;
@@ -200,7 +218,8 @@ Outcome tensorset(CommandContext& c) {
     c.reply.error(kOomError);
     return Outcome::kDone;
   }
-  auto value = std::make_shared<Value>(Tensor{*dtype, std::move(shape), std::move(data)});
+  auto value =
+      std::make_shared<Value>(Tensor{*dtype, std::move(shape), std::move(data), encoded});
   if (!c.server.keyspace().set_unless_other_type(c.arg(1), std::move(value))) {
     c.reply.error(kWrongType);
     return Outcome::kDone;
@@ -217,11 +236,11 @@ T load_element(const char* p) {
   return value;
 }
 
-void reply_values(ReplyBuffer& reply, const Tensor& tensor) {
+void reply_values(ReplyBuffer& reply, const Tensor& tensor, const Buffer& data) {
   const std::size_t element = dtype_size(tensor.dtype);
-  const std::size_t count = tensor.data.size() / element;
+  const std::size_t count = data.size() / element;
   reply.array(count);
-  const char* p = tensor.data.data();
+  const char* p = data.data();
   for (std::size_t k = 0; k < count; ++k, p += element) {
     switch (tensor.dtype) {
       case DType::kFloat32: reply.double_value(load_element<float>(p)); break;
@@ -248,7 +267,7 @@ void reply_values(ReplyBuffer& reply, const Tensor& tensor) {
 }
 
 Outcome tensorget(CommandContext& c) {
-  if (c.argc() > 4) {
+  if (c.argc() > 5) {
     c.reply.error("ERR wrong number of arguments for '" + std::string(c.arg(0)) + "' command");
     return Outcome::kDone;
   }
@@ -263,9 +282,11 @@ Outcome tensorget(CommandContext& c) {
     c.reply.error(kWrongType);
     return Outcome::kDone;
   }
-  bool meta = false, blob = false, values = false;
+  bool meta = false, blob = false, values = false, frames = false;
   for (std::size_t i = 2; i < c.argc(); ++i) {
-    if (equals_nocase(c.arg(i), "META")) {
+    if (equals_nocase(c.arg(i), "ENCODED")) {  // Slipstream's own: the caller decodes frames
+      frames = true;
+    } else if (equals_nocase(c.arg(i), "META")) {
       meta = true;
     } else if (equals_nocase(c.arg(i), "BLOB")) {
       blob = true;
@@ -280,8 +301,20 @@ Outcome tensorget(CommandContext& c) {
     c.reply.error("ERR both BLOB and VALUES specified");
     return Outcome::kDone;
   }
-  if (c.argc() == 2) meta = blob = true;  // RedisAI's default: META BLOB
+  if (!meta && !blob && !values) meta = blob = true;  // RedisAI's default: META BLOB
   const Tensor& tensor = value->tensor();
+  // An encoded tensor goes as its frame, labelled "frame", to a caller that said ENCODED and asked
+  // for META BLOB; anyone else gets its elements, decoded here.
+  const bool send_frame = tensor.encoded && frames && meta && blob;
+  std::optional<Buffer> decoded;
+  if (tensor.encoded && !send_frame && (blob || values)) {
+    std::string error;
+    decoded = decoded_tensor_data(tensor, &error);
+    if (!decoded) {
+      c.reply.error(error);
+      return Outcome::kDone;
+    }
+  }
   if (meta) {
     c.reply.array(blob || values ? 6 : 4);
     c.reply.bulk("dtype");
@@ -291,11 +324,17 @@ Outcome tensorget(CommandContext& c) {
     for (std::int64_t dim : tensor.shape) c.reply.integer(dim);
   }
   if (blob) {
-    if (meta) c.reply.bulk("blob");
-    c.reply.bulk_shared(value, tensor.data.view());  // streamed from the stored bytes
+    if (meta) c.reply.bulk(send_frame ? "frame" : "blob");
+    if (decoded) {
+      auto owned = std::make_shared<const Buffer>(std::move(*decoded));
+      const std::string_view bytes = owned->view();
+      c.reply.bulk_shared(std::move(owned), bytes);
+    } else {
+      c.reply.bulk_shared(value, tensor.data.view());  // streamed from the stored bytes
+    }
   } else if (values) {
     if (meta) c.reply.bulk("values");
-    reply_values(c.reply, tensor);
+    reply_values(c.reply, tensor, decoded ? *decoded : tensor.data);
   }
   return Outcome::kDone;
 }
@@ -305,12 +344,14 @@ Outcome tensorget(CommandContext& c) {
 void add_tensor_commands(std::vector<CommandSpec>& out) {
   out.insert(out.end(), {
     {"AI.TENSORSET", -4, kWrite | kDenyOom, 1, 1, 1, tensorset, "tensor",
-     "key type d1 [d2 ...] [BLOB data | VALUES v1 [v2 ...]]",
+     "key type d1 [d2 ...] [[ENCODED] BLOB data | VALUES v1 [v2 ...]]",
      "Stores a tensor (FLOAT, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, BOOL; "
      "Slipstream's own UINT32, UINT64); "
-     "without data it is zero-filled."},
-    {"AI.TENSORGET", -2, kReadOnly, 1, 1, 1, tensorget, "tensor", "key [META] [BLOB | VALUES]",
-     "A tensor's dtype and shape and/or its bytes or values; META BLOB by default."},
+     "without data it is zero-filled. ENCODED: the blob is a compressed frame of the tensor (a client's operator)."},
+    {"AI.TENSORGET", -2, kReadOnly, 1, 1, 1, tensorget, "tensor",
+     "key [META] [BLOB | VALUES] [ENCODED]",
+     "A tensor's dtype and shape and/or its bytes or values; META BLOB by default. ENCODED: a "
+     "compressed tensor comes as its frame (labelled frame) with META BLOB."},
   });
 }
 

@@ -50,6 +50,18 @@ bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
       return false;
     }
     const Tensor& tensor = value->tensor();
+    if (tensor.encoded) {  // a compressed tensor: the model gets its elements
+      std::string error;
+      std::optional<Buffer> decoded = decoded_tensor_data(tensor, &error);
+      if (!decoded) {
+        c.reply.error(error);
+        return false;
+      }
+      auto owned = std::make_shared<const Buffer>(std::move(*decoded));
+      execution.inputs.push_back({tensor.dtype, tensor.shape, owned->data(), owned->size()});
+      execution.keep_alive.push_back(std::move(owned));
+      continue;
+    }
     execution.inputs.push_back(
         {tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size()});
     execution.keep_alive.push_back(value);  // the bytes stay valid even if the key is replaced

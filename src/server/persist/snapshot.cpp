@@ -45,6 +45,8 @@ constexpr std::uint8_t kTagHash = 2;
 constexpr std::uint8_t kTagList = 3;
 constexpr std::uint8_t kTagModel = 4;
 constexpr std::uint8_t kTagScript = 5;
+// A compressed tensor (Tensor::encoded): as kTagTensor, its data a codec frame.
+constexpr std::uint8_t kTagEncodedTensor = 6;
 
 // The smallest encodings, used to reject absurd counts before looping or reserving on them.
 constexpr std::uint64_t kMinEntrySize = 1 + 8 + 8;  // tag, empty key, empty string
@@ -102,7 +104,7 @@ std::string printable(std::string_view key) {
 // Why a tensor cannot be stored, or "" when it is valid. Save and load share this check so that
 // every snapshot save writes is one that load accepts.
 std::string tensor_problem(DType dtype, std::span<const std::int64_t> shape,
-                           std::uint64_t data_size) {
+                           std::uint64_t data_size, bool encoded) {
   if (shape.size() > kMaxTensorRank) {
     return "tensor rank " + std::to_string(shape.size()) + " exceeds the maximum of " +
            std::to_string(kMaxTensorRank);
@@ -117,13 +119,20 @@ std::string tensor_problem(DType dtype, std::span<const std::int64_t> shape,
       return "tensor shape overflows 64 bits";
     }
   }
-  if (needed != data_size) {
+  if (needed != data_size && !encoded) {  // a frame's own size is checked by its header
     std::string dims;
     for (std::int64_t dim : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
     return "tensor has " + std::to_string(data_size) + " data bytes but shape [" + dims + "] of " +
            std::string(dtype_name(dtype)) + " needs " + std::to_string(needed);
   }
   return "";
+}
+
+// The bytes of a tensor's elements (its data's size unless it is encoded).
+std::size_t raw_size(const Tensor& tensor) {
+  std::size_t size = dtype_size(tensor.dtype);
+  for (std::int64_t dim : tensor.shape) size *= static_cast<std::size_t>(dim);
+  return size;
 }
 
 // An owned file descriptor.
@@ -228,7 +237,7 @@ void write_entry(SnapshotWriter& out, std::string_view key, const Value& value) 
       return;
     case ValueType::kTensor: {
       const Tensor& tensor = value.tensor();
-      out.u8(kTagTensor);
+      out.u8(tensor.encoded ? kTagEncodedTensor : kTagTensor);
       out.blob(key);
       out.u8(static_cast<std::uint8_t>(tensor.dtype));
       out.u32(static_cast<std::uint32_t>(tensor.shape.size()));
@@ -458,7 +467,7 @@ std::shared_ptr<Value> read_string(FileReader& in, bool materialize) {
   return std::make_shared<Value>(std::move(data));
 }
 
-std::shared_ptr<Value> read_tensor(FileReader& in, bool materialize) {
+std::shared_ptr<Value> read_tensor(FileReader& in, bool materialize, bool encoded) {
   const std::uint8_t code = in.u8();
   if (code >= kDTypeCount) throw FormatError("unknown tensor dtype code " + std::to_string(code));
   const std::uint32_t rank = in.u32();
@@ -471,7 +480,8 @@ std::shared_ptr<Value> read_tensor(FileReader& in, bool materialize) {
   tensor.shape.resize(rank);
   for (std::int64_t& dim : tensor.shape) dim = static_cast<std::int64_t>(in.u64());
   const std::uint64_t size = in.u64();
-  if (std::string problem = tensor_problem(tensor.dtype, tensor.shape, size); !problem.empty()) {
+  if (std::string problem = tensor_problem(tensor.dtype, tensor.shape, size, encoded);
+      !problem.empty()) {
     throw FormatError(problem);
   }
   in.require(size);
@@ -481,6 +491,14 @@ std::shared_ptr<Value> read_tensor(FileReader& in, bool materialize) {
   }
   tensor.data = Buffer::uninitialized(size);
   in.read(tensor.data.data(), size);
+  tensor.encoded = encoded;
+  if (encoded) {
+    if (std::string problem =
+            encoded_tensor_problem(tensor.dtype, raw_size(tensor), tensor.data.view());
+        !problem.empty()) {
+      throw FormatError("encoded tensor: " + problem);
+    }
+  }
   return std::make_shared<Value>(std::move(tensor));
 }
 
@@ -577,7 +595,10 @@ std::vector<LoadedEntry> read_entries(FileReader& in, bool materialize) {
           entry.value = read_string(in, materialize);
           break;
         case kTagTensor:
-          entry.value = read_tensor(in, materialize);
+          entry.value = read_tensor(in, materialize, false);
+          break;
+        case kTagEncodedTensor:
+          entry.value = read_tensor(in, materialize, true);
           break;
         case kTagHash:
           entry.value = read_hash(in, materialize);
@@ -675,7 +696,8 @@ SnapshotStats save_snapshot(const Keyspace& keyspace, const fs::path& path) {
   for (const auto& [key, value] : entries) {
     if (value->type() != ValueType::kTensor) continue;
     const Tensor& tensor = value->tensor();
-    if (std::string problem = tensor_problem(tensor.dtype, tensor.shape, tensor.data.size());
+    if (std::string problem =
+            tensor_problem(tensor.dtype, tensor.shape, tensor.data.size(), tensor.encoded);
         !problem.empty()) {
       throw SnapshotError("cannot write snapshot " + name + ": key " + printable(key) + ": " +
                           problem);

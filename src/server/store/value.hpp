@@ -9,6 +9,7 @@
 #include <deque>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,8 +33,20 @@ std::string_view value_type_name(ValueType type) noexcept;
 struct Tensor {
   DType dtype = DType::kFloat32;
   std::vector<std::int64_t> shape;  // row-major, every dimension > 0
-  Buffer data;                      // exactly prod(shape) * dtype_size(dtype) bytes
+  Buffer data;  // exactly prod(shape) * dtype_size(dtype) bytes, or, when encoded, a codec frame
+  /// `data` is a frame of src/codec (a client compressed the tensor: AI.TENSORSET ... ENCODED),
+  /// checked to decode to prod(shape) * dtype_size(dtype) bytes of dtype. Stored and sent to
+  /// clients that take frames as it is; decoded_tensor_data() for everything else.
+  bool encoded = false;
 };
+
+/// The elements of an encoded tensor, decoded into a new buffer (for a client that does not take
+/// frames, a model's input, a shared-memory view). Returns nullopt and sets `error` (a reply
+/// text) when the frame does not decode or memory is short.
+std::optional<Buffer> decoded_tensor_data(const Tensor& tensor, std::string* error);
+
+/// Why `frame` cannot be the data of an encoded tensor of `dtype` and `raw_bytes`, or "".
+std::string encoded_tensor_problem(DType dtype, std::size_t raw_bytes, std::string_view frame);
 
 /// A field -> value map that keeps insertion order (as Redis's small hashes do), so HGETALL
 /// replies in the same order as Redis for the hashes clients actually build (dataset metadata).
