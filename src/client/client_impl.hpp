@@ -207,7 +207,9 @@ class __attribute__((visibility("hidden"))) Client::Impl {
   std::optional<TensorView> shm_view(const std::string& key);
   /// SS.SHM.VIEW: the lease of `key`'s bytes with its descriptor (the caller closes it and
   /// gives the lease back); nullopt if the socket must be used.
-  std::optional<client::ShmLease> shm_lease(const std::string& key);
+  // `frames`: a compressed tensor is fetched on the socket as its frame (nullopt here) instead
+  // of being decoded by the server into the lease.
+  std::optional<client::ShmLease> shm_lease(const std::string& key, bool frames);
   /// Maps a lease read-only as a view (closing its descriptor; given back if mapping fails).
   TensorView map_lease(client::ShmLease& lease);
   /// Appends SS.SHM.COMMIT of loan `loan_id` as tensor `key` (with LEND if `lend_next`).

@@ -94,6 +94,10 @@ inline bool is_pool_full(const std::string& error) {
   return error.starts_with("SHMFULL") || error.starts_with("ERR shared memory is not attached");
 }
 
+// SS.SHM.VIEW ... ENCODED of a compressed tensor: its frame is fetched on the socket instead and
+// decoded here.
+inline bool is_compressed(const std::string& error) { return error.starts_with("ENCODED"); }
+
 inline std::string quoted(std::string_view what, std::string_view key) {
   return std::string(what) + " '" + std::string(key) + "'";
 }
@@ -124,6 +128,7 @@ inline void write_all(int fd, const std::byte* data, std::size_t size) {
 }  // namespace client
 
 using client::ShmAccess;
+using client::is_compressed;
 using client::is_pool_full;
 using client::map_read_only;
 using client::quoted;
@@ -479,10 +484,14 @@ client::ShmLeaseReply Client::Impl::read_lease(client::Connection& c) {
   return result;
 }
 
-std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key) {
+std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key, bool frames) {
   if (!shm_->active()) return std::nullopt;
   Request request;
-  request.command({"SS.SHM.VIEW", key});
+  if (frames) {
+    request.command({"SS.SHM.VIEW", key, "ENCODED"});
+  } else {
+    request.command({"SS.SHM.VIEW", key});
+  }
   client::ShmLeaseReply leased =
       exchange(Route(key), request, [&](client::Connection& c) { return read_lease(c); });
   if (!leased.error.empty()) {
@@ -490,6 +499,7 @@ std::optional<client::ShmLease> Client::Impl::shm_lease(const std::string& key) 
       shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
       return std::nullopt;
     }
+    if (frames && is_compressed(leased.error)) return std::nullopt;
     client::throw_server_error(leased.error, quoted("view tensor", key));
   }
   return std::move(leased.lease);
@@ -509,7 +519,7 @@ TensorView Client::Impl::map_lease(client::ShmLease& lease) {
 }
 
 std::optional<TensorView> Client::Impl::shm_view(const std::string& key) {
-  std::optional<client::ShmLease> lease = shm_lease(key);
+  std::optional<client::ShmLease> lease = shm_lease(key, false);
   if (!lease) return std::nullopt;
   return map_lease(*lease);
 }
@@ -537,7 +547,7 @@ void Client::Impl::shm_read(client::ShmLease& lease, std::byte* out) {
 }
 
 std::optional<Tensor> Client::Impl::shm_get(const std::string& key) {
-  std::optional<client::ShmLease> lease = shm_lease(key);
+  std::optional<client::ShmLease> lease = shm_lease(key, true);
   if (!lease) {
     shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
@@ -552,7 +562,7 @@ std::optional<std::vector<std::int64_t>> Client::Impl::shm_unpack(
     const std::string& key, DType dtype, void* out, std::size_t out_bytes,
     std::span<const std::int64_t> expected, MemoryOrder order) {
   std::optional<client::ShmLease> lease;
-  if (out_bytes >= options_.shared_memory_min_bytes) lease = shm_lease(key);
+  if (out_bytes >= options_.shared_memory_min_bytes) lease = shm_lease(key, true);
   if (!lease) {
     shm_->socket_gets.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
@@ -745,7 +755,7 @@ bool Client::Impl::shm_put_batch(std::span<const std::string> keys,
 bool Client::Impl::shm_get_batch(std::span<const std::string> keys, std::vector<Tensor>& out) {
   if (clustered_ || !shm_->active() || keys.empty()) return false;
   Request request;
-  for (const std::string& key : keys) request.command({"SS.SHM.VIEW", key});
+  for (const std::string& key : keys) request.command({"SS.SHM.VIEW", key, "ENCODED"});
   std::vector<client::ShmLeaseReply> leased;
   // Leases are closed and given back however this ends.
   auto give_back_from = [&](std::size_t first) {
@@ -771,6 +781,8 @@ bool Client::Impl::shm_get_batch(std::span<const std::string> keys, std::vector<
     if (!reply.error.empty()) {
       if (is_pool_full(reply.error)) {
         shm_->fallbacks.fetch_add(1, std::memory_order_relaxed);
+        socket.push_back(i);
+      } else if (is_compressed(reply.error)) {
         socket.push_back(i);
       } else if (failed == keys.size()) {
         failed = i;

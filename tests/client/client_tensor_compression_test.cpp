@@ -229,5 +229,25 @@ TEST(CompressedTensors, SurviveASnapshotAndARestart) {
   std::filesystem::remove_all(dir);
 }
 
+// A compressed tensor takes its frame's size against --maxmemory; decoding it in the server (for
+// a client that cannot take frames) counts its elements while they live, so a small frame of a
+// large tensor cannot take the server past its limit: OOM for that reader, while a Slipstream
+// client, which decodes itself, still gets it.
+TEST(CompressedTensors, ServerDecodesCountAgainstMaxmemory) {
+  ServerProcess server({"--maxmemory", std::to_string(16 << 20)});
+  Client client(server.unix_address());
+  const std::vector<float> zeros(8 << 20, 0.0f);  // 32 MiB of elements, a frame of a few KiB
+  const std::vector<std::int64_t> shape{static_cast<std::int64_t>(zeros.size())};
+  client.put_tensor("zeros", DType::kFloat32, zeros.data(), zeros.size() * 4, shape,
+                    MemoryOrder::kC, CompressionOperator{"zstd", {}});
+  EXPECT_LT(stored_size(client, "zeros"), std::size_t{1} << 20);
+  const std::string text = message_of<ServerError>(
+      [&] { client.command({"AI.TENSORGET", "zeros", "META", "BLOB"}); });
+  EXPECT_NE(text.find("OOM"), std::string::npos) << text;
+  Tensor got = client.get_tensor("zeros");
+  ASSERT_EQ(got.size(), zeros.size());
+  EXPECT_EQ(got.data<float>()[12345], 0.0f);
+}
+
 }  // namespace
 }  // namespace slipstream::testing

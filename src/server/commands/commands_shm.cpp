@@ -12,6 +12,7 @@
 #include "server/net/reply.hpp"
 #include "server/server.hpp"
 #include "server/net/session.hpp"
+#include "server/store/tensor_codec.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -241,6 +242,15 @@ Outcome view(CommandContext& c) {
     return Outcome::kDone;
   }
   const Tensor& tensor = value->tensor();
+  if (c.argc() > 3 || (c.argc() == 3 && !equals_nocase(c.arg(2), "ENCODED"))) {
+    c.reply.error("ERR syntax error: SS.SHM.VIEW key [ENCODED]");
+    return Outcome::kDone;
+  }
+  if (tensor.encoded && c.argc() == 3) {
+    c.reply.error("ENCODED the tensor is stored compressed: fetch its frame with AI.TENSORGET "
+                  "key META BLOB ENCODED");
+    return Outcome::kDone;
+  }
   SharedMemory& shm = c.server.shared_memory();
   std::shared_ptr<const void> owner;
   const ShmSegment* segment = SharedMemory::segment_of(tensor.data);
@@ -249,13 +259,14 @@ Outcome view(CommandContext& c) {
     // A compressed tensor is decoded into a segment that serves this lease alone (the key keeps
     // its frame).
     std::string error;
-    std::optional<Buffer> decoded = decoded_tensor_data(tensor, &error);
+    std::shared_ptr<const DecodedTensor> decoded =
+        decode_tensor(c.server.keyspace(), tensor, &error);
     if (!decoded) {
       c.reply.error(error);
       return Outcome::kDone;
     }
     ShmFailure failure;
-    std::optional<Buffer> copy = shm.copy_in(decoded->view(), &failure, &error);
+    std::optional<Buffer> copy = shm.copy_in(decoded->data.view(), &failure, &error);
     if (!copy) {
       c.reply.error(error);
       return Outcome::kDone;
@@ -324,8 +335,10 @@ void add_shm_commands(std::vector<CommandSpec>& out) {
      "id key type d1 [d2 ...] [LEND]",
      "Stores a filled loan as a tensor, sealed so nobody can change it; the loan is consumed. "
      "LEND: replies [OK, id or nil] and passes a new loan of the same size for the next put."},
-    {"SS.SHM.VIEW", 2, kReadOnly | kFast, 1, 1, 1, view, "shm", "key",
-     "Leases a tensor's bytes read-only: replies [id, type, [dims], bytes] and passes a memfd."},
+    {"SS.SHM.VIEW", -2, kReadOnly | kFast, 1, 1, 1, view, "shm", "key [ENCODED]",
+     "Leases a tensor's bytes read-only: replies [id, type, [dims], bytes] and passes a memfd. "
+     "A compressed tensor is decoded into the lease; with ENCODED, the caller decodes frames "
+     "itself: -ENCODED tells it to fetch the frame with AI.TENSORGET ... ENCODED instead."},
     {"SS.SHM.RELEASE", -2, kFast, 0, 0, 0, release, "shm", "id [id ...]",
      "Gives back leases and unused loans; returns how many were released."},
   });

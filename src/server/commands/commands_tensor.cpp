@@ -11,6 +11,7 @@
 #include "server/commands/command_util.hpp"
 #include "server/net/reply.hpp"
 #include "server/server.hpp"
+#include "server/store/tensor_codec.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -306,10 +307,10 @@ Outcome tensorget(CommandContext& c) {
   // An encoded tensor goes as its frame, labelled "frame", to a caller that said ENCODED and asked
   // for META BLOB; anyone else gets its elements, decoded here.
   const bool send_frame = tensor.encoded && frames && meta && blob;
-  std::optional<Buffer> decoded;
+  std::shared_ptr<const DecodedTensor> decoded;
   if (tensor.encoded && !send_frame && (blob || values)) {
     std::string error;
-    decoded = decoded_tensor_data(tensor, &error);
+    decoded = decode_tensor(c.server.keyspace(), tensor, &error);
     if (!decoded) {
       c.reply.error(error);
       return Outcome::kDone;
@@ -326,15 +327,14 @@ Outcome tensorget(CommandContext& c) {
   if (blob) {
     if (meta) c.reply.bulk(send_frame ? "frame" : "blob");
     if (decoded) {
-      auto owned = std::make_shared<const Buffer>(std::move(*decoded));
-      const std::string_view bytes = owned->view();
-      c.reply.bulk_shared(std::move(owned), bytes);
+      const std::string_view bytes = decoded->data.view();
+      c.reply.bulk_shared(std::move(decoded), bytes);  // counted until the reply is written
     } else {
       c.reply.bulk_shared(value, tensor.data.view());  // streamed from the stored bytes
     }
   } else if (values) {
     if (meta) c.reply.bulk("values");
-    reply_values(c.reply, tensor, decoded ? *decoded : tensor.data);
+    reply_values(c.reply, tensor, decoded ? decoded->data : tensor.data);
   }
   return Outcome::kDone;
 }

@@ -7,6 +7,7 @@
 #include "server/net/reply.hpp"
 #include "server/server.hpp"
 #include "server/net/session.hpp"
+#include "server/store/tensor_codec.hpp"
 
 namespace slipstream::server {
 
@@ -52,14 +53,15 @@ bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
     const Tensor& tensor = value->tensor();
     if (tensor.encoded) {  // a compressed tensor: the model gets its elements
       std::string error;
-      std::optional<Buffer> decoded = decoded_tensor_data(tensor, &error);
+      std::shared_ptr<const DecodedTensor> decoded =
+          decode_tensor(c.server.keyspace(), tensor, &error);
       if (!decoded) {
         c.reply.error(error);
         return false;
       }
-      auto owned = std::make_shared<const Buffer>(std::move(*decoded));
-      execution.inputs.push_back({tensor.dtype, tensor.shape, owned->data(), owned->size()});
-      execution.keep_alive.push_back(std::move(owned));
+      execution.inputs.push_back(
+          {tensor.dtype, tensor.shape, decoded->data.data(), decoded->data.size()});
+      execution.keep_alive.push_back(std::move(decoded));  // counted until the run is over
       continue;
     }
     execution.inputs.push_back(

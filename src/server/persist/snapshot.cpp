@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/crc64.hpp"
+#include "server/store/tensor_codec.hpp"
 
 namespace slipstream::server {
 namespace {
@@ -126,13 +127,6 @@ std::string tensor_problem(DType dtype, std::span<const std::int64_t> shape,
            std::string(dtype_name(dtype)) + " needs " + std::to_string(needed);
   }
   return "";
-}
-
-// The bytes of a tensor's elements (its data's size unless it is encoded).
-std::size_t raw_size(const Tensor& tensor) {
-  std::size_t size = dtype_size(tensor.dtype);
-  for (std::int64_t dim : tensor.shape) size *= static_cast<std::size_t>(dim);
-  return size;
 }
 
 // An owned file descriptor.
@@ -494,7 +488,7 @@ std::shared_ptr<Value> read_tensor(FileReader& in, bool materialize, bool encode
   tensor.encoded = encoded;
   if (encoded) {
     if (std::string problem =
-            encoded_tensor_problem(tensor.dtype, raw_size(tensor), tensor.data.view());
+            encoded_tensor_problem(tensor.dtype, tensor_element_bytes(tensor), tensor.data.view());
         !problem.empty()) {
       throw FormatError("encoded tensor: " + problem);
     }

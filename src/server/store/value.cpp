@@ -3,53 +3,10 @@
 
 #include <iterator>
 
-#include "codec/codec.hpp"
-
 namespace slipstream::server {
 namespace {
 constexpr std::size_t kEntryOverhead = Value::kOverhead;
-
-std::vector<std::uint64_t> extent_of(const Tensor& tensor) {
-  return {tensor.shape.begin(), tensor.shape.end()};
-}
 }  // namespace
-
-std::string encoded_tensor_problem(DType dtype, std::size_t raw_bytes, std::string_view frame) {
-  try {
-    const codec::FrameInfo info = codec::inspect(
-        {reinterpret_cast<const std::byte*>(frame.data()), frame.size()}, "the tensor's frame");
-    if (info.dtype != dtype) {
-      return "the frame holds " + std::string(dtype_name(info.dtype)) + " elements, not " +
-             std::string(dtype_name(dtype));
-    }
-    if (info.raw_bytes != raw_bytes) {
-      return "the frame decodes to " + std::to_string(info.raw_bytes) + " bytes; the shape needs " +
-             std::to_string(raw_bytes);
-    }
-  } catch (const codec::CodecError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::optional<Buffer> decoded_tensor_data(const Tensor& tensor, std::string* error) {
-  std::size_t raw = dtype_size(tensor.dtype);
-  for (std::int64_t dim : tensor.shape) raw *= static_cast<std::size_t>(dim);
-  std::optional<Buffer> out = Buffer::try_uninitialized(raw);
-  if (!out) {
-    *error = "OOM cannot allocate " + std::to_string(raw) + " bytes to decode the tensor";
-    return std::nullopt;
-  }
-  try {
-    codec::decode({reinterpret_cast<const std::byte*>(tensor.data.data()), tensor.data.size()},
-                  tensor.dtype, extent_of(tensor),
-                  {reinterpret_cast<std::byte*>(out->data()), raw}, "the stored tensor");
-  } catch (const codec::CodecError& e) {
-    *error = std::string("ERR the tensor's frame does not decode: ") + e.what();
-    return std::nullopt;
-  }
-  return out;
-}
 
 std::string_view value_type_name(ValueType type) noexcept {
   switch (type) {

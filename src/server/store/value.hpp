@@ -40,13 +40,6 @@ struct Tensor {
   bool encoded = false;
 };
 
-/// The elements of an encoded tensor, decoded into a new buffer (for a client that does not take
-/// frames, a model's input, a shared-memory view). Returns nullopt and sets `error` (a reply
-/// text) when the frame does not decode or memory is short.
-std::optional<Buffer> decoded_tensor_data(const Tensor& tensor, std::string* error);
-
-/// Why `frame` cannot be the data of an encoded tensor of `dtype` and `raw_bytes`, or "".
-std::string encoded_tensor_problem(DType dtype, std::size_t raw_bytes, std::string_view frame);
 
 /// A field -> value map that keeps insertion order (as Redis's small hashes do), so HGETALL
 /// replies in the same order as Redis for the hashes clients actually build (dataset metadata).
