@@ -7,7 +7,9 @@ the server and the writer (build/bench/link_bench writer, the PIC app's own data
 writer over the Unix socket with shared memory as a simulation rank beside its server would be,
 and the reader on host 2 over TCP, across the link. Every variant runs --rounds times, in turn;
 the table gives the median steps per second the reader received, decoded, and the ratio to the
-raw stream's. Needs root.
+raw stream's. Then, over the same link, MPI point-to-point of the same bytes a step from host 1
+to host 2 (build/bench/link_mpi under OpenMPI's TCP transport, started through the hosts' rsh
+agent, tests/hosts/mpi_agent.sh), as the peer a simulation would otherwise use. Needs root.
 
   sudo bench/link_bench.py --data particles --variants none,zfp,zstd,blosc
 """
@@ -17,6 +19,7 @@ import json
 import os
 import pathlib
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +42,7 @@ def main():
     parser.add_argument("--accuracy-fraction", default="1e-4")
     parser.add_argument("--cells", default="131072")
     parser.add_argument("--particles-per-cell", default="8")
+    parser.add_argument("--no-mpi", action="store_true", help="leave out MPI over the same link")
     args = parser.parse_args()
 
     available, why_not = hosts_module.available()
@@ -74,14 +78,15 @@ def main():
         writer = hosts.run(1, writer_command, capture_output=True, text=True, timeout=3600,
                            env=environment)
         read_output, _ = reader.communicate(timeout=600)
-        load_after = os.getloadavg()[0]
         if writer.returncode != 0 or reader.returncode != 0:
             sys.exit(f"link_bench.py: writer {writer.returncode}: {writer.stderr}\n"
                      f"reader {reader.returncode}: {read_output}")
+        written = [json.loads(line) for line in writer.stdout.splitlines() if line.startswith("{")]
+        raw_bytes = written[0]["raw_bytes_per_step"]
+        mpi = [] if args.no_mpi else run_mpi(hosts, build, work, raw_bytes, args)
+        load_after = os.getloadavg()[0]
 
-    written = [json.loads(line) for line in writer.stdout.splitlines() if line.startswith("{")]
     read = [json.loads(line) for line in read_output.splitlines() if line.startswith("{")]
-    raw_bytes = written[0]["raw_bytes_per_step"]
     rates = {}
     for r in read:
         rates.setdefault(r["variant"], []).append(r["steps_per_second"])
@@ -98,6 +103,35 @@ def main():
         median = statistics.median(rates[v])
         ratio = f"{median / base:.2f}" if base else "-"
         print(f"| {v} | {median:.2f} | {median * raw_bytes / 1e6:.0f} | {ratio} |")
+    if mpi:
+        median = statistics.median(r["steps_per_second"] for r in mpi)
+        ratio = f"{median / base:.2f}" if base else "-"
+        print(f"| MPI point-to-point (raw, host 1 to host 2) | {median:.2f} | "
+              f"{median * raw_bytes / 1e6:.0f} | {ratio} |")
+
+
+def run_mpi(hosts, build, work, raw_bytes, args):
+    """link_mpi's rounds: rank 0 on host 1, rank 1 on host 2, over OpenMPI's TCP transport."""
+    mpirun, program = shutil.which("mpirun"), build / "bench" / "link_mpi"
+    if mpirun is None or not program.exists():
+        print("link_bench.py: no mpirun or build/bench/link_mpi: MPI left out", file=sys.stderr)
+        return []
+    session = pathlib.Path(work) / "ompi"
+    session.mkdir()
+    environment = {**os.environ, "HOSTS_PREFIX": hosts.prefix, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_orte_tmpdir_base": str(session)}
+    subnet = hosts.address(1).rsplit(".", 1)[0] + ".0/24"
+    argv = [mpirun, "-n", "2", "-H", f"{hosts.address(1)}:1,{hosts.address(2)}:1",
+            "--mca", "plm_rsh_agent", str(ROOT / "tests" / "hosts" / "mpi_agent.sh"),
+            "--mca", "plm_rsh_no_tree_spawn", "1",
+            "--mca", "oob_tcp_if_include", subnet, "--mca", "btl_tcp_if_include", subnet,
+            "--mca", "btl", "tcp,self",
+            str(program), "--bytes", str(raw_bytes), "--steps", str(args.steps),
+            "--rounds", str(args.rounds)]
+    done = hosts.run(1, argv, capture_output=True, text=True, timeout=1800, env=environment)
+    if done.returncode != 0:
+        sys.exit(f"link_bench.py: mpirun {done.returncode}: {done.stdout}\n{done.stderr}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
 if __name__ == "__main__":
