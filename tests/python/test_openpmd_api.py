@@ -647,3 +647,53 @@ def test_operators_from_python_options_and_datasets(server, key):
     with pytest.raises(io.Error, match="operators"):
         bad = dict(options, adios2={"dataset": {"operators": [{"type": "lzma"}]}})
         io.Series(key("bad") + ".sst", io.Access.create, json.dumps(bad))
+
+
+def test_reductions_from_python_options(server, key, tmp_path):
+    """slipstream.reductions in an openpmd_api series' options: the writer runs a TorchScript
+    function on its particles and the reader gets the result as a mesh, with the function named
+    in its attributes, and no particle data."""
+    import torch
+
+    class Histogram(torch.nn.Module):
+        def forward(self, x):
+            return torch.histc(x, bins=5, min=0.0, max=5.0)
+
+    script = str(tmp_path / "histogram.pt")
+    torch.jit.save(torch.jit.script(Histogram()), script)
+    stream = key("reduced") + ".sst"
+    options = stream_options(server.unix_address)
+    options["slipstream"]["reductions"] = [
+        {"function": script, "inputs": ["particles/e/position/x"], "output": "meshes/histogram"}]
+    x = np.array([0.5, 1.5, 1.7, 4.2, 4.9, 4.99])
+    loaded = {}
+
+    def write():
+        series = io.Series(stream, io.Access.create, json.dumps(options))
+        it = series.write_iterations()[0]
+        position = it.particles["e"]["position"]["x"]
+        position.reset_dataset(io.Dataset(x.dtype, x.shape))
+        position[()] = x
+        it.close()
+        series.close()
+
+    def read():
+        series = io.Series(stream, io.Access.read_linear,
+                           json.dumps(stream_options(server.unix_address)))
+        for it in series.read_iterations():
+            histogram = it.meshes["histogram"][io.Mesh_Record_Component.SCALAR]
+            loaded["histogram"] = histogram[()]
+            loaded["source"] = histogram.get_attribute("reductionSource")
+            loaded["chunks"] = [c.extent for c in
+                                it.particles["e"]["position"]["x"].available_chunks()]
+            it.close()
+        series.close()
+
+    run_threads(read, write)
+    np.testing.assert_array_equal(loaded["histogram"], [[1, 2, 0, 0, 3]])
+    assert loaded["source"] == script
+    assert loaded["chunks"] == []  # the particles did not travel
+    with pytest.raises(io.Error, match="reductions"):
+        bad = dict(options, slipstream={"address": server.unix_address,
+                                        "reductions": [{"function": script}]})
+        io.Series(key("bad") + ".sst", io.Access.create, json.dumps(bad))

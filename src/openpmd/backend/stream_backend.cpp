@@ -473,7 +473,23 @@ class StreamBackend final : public Backend {
     const std::vector<slipstream::StreamAttribute>& attributes = step.attributes();
     std::size_t stream_level = 0;
     while (stream_level < attributes.size() && attributes[stream_level].step < 0) ++stream_level;
-    const std::span<const slipstream::StreamAttribute> root(attributes.data(), stream_level);
+    // Stream-level attributes of a record or component (a reduction's provenance) belong to that
+    // path in every iteration: they join the step's own; the root keeps those of "/".
+    using Attributes = std::span<const slipstream::StreamAttribute>;
+    auto of_root = [](const slipstream::StreamAttribute& a) {
+      return a.path == "/" || a.path.empty();
+    };
+    const auto stream_end = attributes.begin() + static_cast<std::ptrdiff_t>(stream_level);
+    const bool with_paths = !std::all_of(attributes.begin(), stream_end, of_root);
+    std::vector<slipstream::StreamAttribute> root_only, own_with_paths;
+    if (with_paths) {
+      for (auto a = attributes.begin(); a != stream_end; ++a) {
+        (of_root(*a) ? root_only : own_with_paths).push_back(*a);
+      }
+      own_with_paths.insert(own_with_paths.end(), stream_end, attributes.end());
+    }
+    const Attributes root =
+        with_paths ? Attributes(root_only) : Attributes(attributes.data(), stream_level);
     if (!std::equal(root.begin(), root.end(), root_source_.begin(), root_source_.end(),
                     same_attribute)) {
       root_.clear();
@@ -484,8 +500,9 @@ class StreamBackend final : public Backend {
     // The step's own attributes: most are those of the last step with the same values (a
     // simulation's mesh and record attributes), so only what changed is converted again, in
     // place, and the layout refers to the kept list.
-    const std::span<const slipstream::StreamAttribute> own(attributes.data() + stream_level,
-                                                           attributes.size() - stream_level);
+    const Attributes own = with_paths ? Attributes(own_with_paths)
+                                      : Attributes(attributes.data() + stream_level,
+                                                   attributes.size() - stream_level);
     bool same_names = own.size() == step_source_.size();
     for (std::size_t i = 0; same_names && i < own.size(); ++i) {
       same_names = own[i].path == step_source_[i].path && own[i].name == step_source_[i].name &&
