@@ -3,11 +3,13 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "slipstream/error.hpp"
 
@@ -23,16 +25,55 @@ ReductionLoader& installed_loader() {
   return loader;
 }
 
+// Where libslipstream_local may be, as absolute paths (a sanitizer's dlopen interceptor hides
+// which object calls dlopen, and with it this library's run path): beside this library
+// (installed), then in each directory of this library's own search path (its RUNPATH: the build
+// tree), then by name alone (LD_LIBRARY_PATH, the loader's cache).
+std::vector<std::string> local_library_candidates(const std::string& name) {
+  std::vector<std::string> candidates;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&set_reduction_loader), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {name};
+  }
+  const std::string self = info.dli_fname;
+  if (const std::size_t slash = self.rfind('/'); slash != std::string::npos) {
+    candidates.push_back(self.substr(0, slash + 1) + name);
+  }
+  if (void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+    Dl_serinfo size{};
+    if (dlinfo(handle, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
+      std::vector<std::max_align_t> storage(size.dls_size / sizeof(std::max_align_t) + 1);
+      auto* paths = reinterpret_cast<Dl_serinfo*>(storage.data());
+      *paths = size;  // dls_size and dls_cnt, as RTLD_DI_SERINFO expects
+      if (dlinfo(handle, RTLD_DI_SERINFO, paths) == 0) {
+        for (unsigned i = 0; i < paths->dls_cnt; ++i) {
+          const std::string dir = paths->dls_serpath[i].dls_name;
+          if (!dir.empty()) candidates.push_back(dir + "/" + name);
+        }
+      }
+    }
+    dlclose(handle);
+  }
+  candidates.push_back(name);
+  return candidates;
+}
+
 // The loader libslipstream_local installs when it is loaded. A writer with a reduction to load
 // from a file loads that library itself when the program did not link it (a simulation need not
-// link libtorch to use a reduction): its RUNPATH, or the installed library's directory, finds it.
+// link libtorch to use a reduction).
 ReductionLoader current_loader() {
   {
     std::lock_guard lock(loader_mutex());
     if (installed_loader()) return installed_loader();
   }
   const std::string name = std::string("libslipstream_local.so.") + SLIPSTREAM_SOVERSION;
-  if (dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+  void* loaded = nullptr;
+  for (const std::string& candidate : local_library_candidates(name)) {
+    loaded = dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (loaded != nullptr) break;
+  }
+  if (loaded == nullptr) {
     const char* why = dlerror();
     throw InvalidArgumentError(
         "a reduction loaded from a file needs " + name + " (TorchScript and ONNX on the CPU), " +
