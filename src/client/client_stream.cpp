@@ -398,6 +398,11 @@ class StreamWriter::Impl {
   void put_derived(StreamWriter& writer) {
     if (reductions.empty() || reduced) return;
     derived = reductions.run(*open_step);
+    // Every output is checked against its operator before any is queued, so that a refusal leaves
+    // none of them queued (put_chunk would borrow bytes a retried end_step replaces).
+    for (const client::StreamReductions::Derived& d : derived) {
+      codec_for("put_chunk", d.component, d.value.dtype(), d.extent.size());
+    }
     for (const client::StreamReductions::Derived& d : derived) {
       const std::span<const std::byte> bytes = d.value.bytes();
       writer.put_chunk(d.component, d.value.dtype(), d.global_extent, d.offset, d.extent,

@@ -237,6 +237,48 @@ TEST(StreamReduction, AFailingReductionLeavesTheStepOpenAndNothingSent) {
   }
 }
 
+// Two reductions, the second's output refused by its own operator (zfp on integers): end_step
+// fails with nothing of either output queued, and once the operator is removed the step carries
+// each output once.
+TEST(StreamReduction, AnOutputItsOperatorRefusesQueuesNoOtherOutput) {
+  ClientOptions options;
+  options.address = shared_server().unix_address();
+  const std::string name = unique("stream");
+  StreamWriterOptions wo;
+  wo.expected_groups = 1;
+  wo.reductions.push_back({{kX, kV}, "meshes/sums", "", sums(), false});
+  wo.reductions.push_back({{kX}, "meshes/count", "", [](std::span<const TensorRef> in) {
+                             std::vector<Tensor> out;
+                             const std::vector<std::int64_t> n{
+                                 static_cast<std::int64_t>(in[0].bytes / sizeof(double))};
+                             const std::vector<std::int64_t> shape{1};
+                             out.push_back(Tensor::copy_of<std::int64_t>(n, shape));
+                             return out;
+                           }});
+  wo.operators["meshes/count"] = StreamOperator{"zfp", {{"accuracy", "0.1"}}};
+  StreamWriter writer(options, name, 0, 1, wo);
+  StreamReader reader(options, name, "g", 0, 1);
+  const std::vector<double> x = particles(0, 0, 50, 1.0), v = particles(0, 0, 50, 2.0);
+  const std::vector<std::uint64_t> global{50}, zero{0};
+  writer.begin_step(0);
+  writer.put_chunk<double>(kX, global, zero, global, x);
+  writer.put_chunk<double>(kV, global, zero, global, v);
+  EXPECT_NE(message_of<InvalidArgumentError>([&] { writer.end_step(); }).find("meshes/count"),
+            std::string::npos);
+  writer.set_operator("meshes/count", std::nullopt);
+  ASSERT_TRUE(writer.end_step());
+  StreamNext next = reader.next_step();
+  ASSERT_EQ(next.kind, StreamNext::Kind::kStep);
+  ASSERT_NE(next.step->component("meshes/sums"), nullptr);
+  EXPECT_EQ(next.step->component("meshes/sums")->chunks.size(), 1u);
+  ASSERT_NE(next.step->component("meshes/count"), nullptr);
+  std::vector<std::int64_t> count(1, -1);
+  next.step->load_box("meshes/count", std::vector<std::uint64_t>{0, 0},
+                      std::vector<std::uint64_t>{1, 1}, count.data());
+  EXPECT_EQ(count[0], 50);
+  writer.close();
+}
+
 #ifdef SLIPSTREAM_REDUCTION_MODEL
 // apps/pic/reductions.py's phase-space histogram (4 x-bins on [0, 1), 3 v-bins on [-1, 1]), given
 // as a file: loaded through libslipstream_local, which this program does not link.
