@@ -189,7 +189,7 @@ class LocalRun {
   // the job script.
   void write_password() {
     if (plan_.password_file.empty()) return;
-    password_ = run_password(x_);
+    password_ = plan_.password_generated ? generate_password() : run_password(x_);
     if (!write_private_file(plan_.password_file, *password_ + "\n")) {
       const int error = errno;
       throw std::runtime_error("cannot write the run's password to " + plan_.password_file +
@@ -819,6 +819,7 @@ class LocalRun {
       json << (first ? "" : ", ") << "{\"name\": " << json_string(p.plan->name)
            << ", \"kind\": " << json_string(kKinds[static_cast<int>(p.plan->kind)])
            << ", \"group\": " << json_string(p.plan->group)
+           << ", \"node\": " << json_string(p.plan->node)
            << ", \"state\": " << json_string(state_name(p.state)) << ", \"pid\": " << p.pid
            << ", \"attempts\": " << p.attempts << ", \"exit_code\": " << p.exit_code
            << ", \"address\": " << json_string(p.address) << ", \"port\": " << p.port

@@ -206,11 +206,15 @@ Plan make_plan(const Experiment& x, const std::string& slipstream_binary,
   plan.experiment = x.name;
   plan.run_dir = run_dir;
   plan.nodes = nodes;
-  if (x.password.source != Experiment::Password::Source::kNone) {
+  const bool several = nodes.size() > 1;
+  // Servers on several nodes listen on every interface, where a server without a password
+  // refuses every peer (protected mode): without one of the experiment's, the run makes one.
+  plan.password_generated = x.password.source == Experiment::Password::Source::kNone &&
+                            several && !x.servers.empty();
+  if (x.password.source != Experiment::Password::Source::kNone || plan.password_generated) {
     plan.password_file = password_path(run_dir);
   }
   const bool password = !plan.password_file.empty();
-  const bool several = nodes.size() > 1;
   std::size_t next_node = 0;  // members and trainers go to the nodes in turn
   std::map<std::string, std::vector<std::string>> groups;  // group -> its process names
   std::set<std::string> names;
@@ -416,6 +420,10 @@ std::string describe(const Plan& plan) {
   out << "experiment " << plan.experiment << ": " << servers << " server process"
       << (servers == 1 ? "" : "es") << ", " << others << " other process" << (others == 1 ? "" : "es")
       << "\nrun directory " << plan.run_dir << "\n";
+  if (plan.password_generated) {
+    out << "password: generated for the run (its servers span " << plan.nodes.size()
+        << " nodes and the experiment sets none), in " << quoted(plan.password_file) << "\n";
+  }
   static const char* kKinds[] = {"server", "application", "trainer"};
   for (const ProcessPlan& p : plan.processes) {
     std::set<std::string> secrets;  // the passwords hidden in this process's lines

@@ -51,6 +51,10 @@ struct Plan {
   /// (`--requirepass-file`); the back-end writes it and gives every other process the password
   /// in SLIPSTREAM_PASSWORD. Empty without one.
   std::string password_file;
+  /// The experiment sets no password but its servers span several nodes (they listen on every
+  /// interface, and refuse other hosts' peers without one): the run makes one, as with
+  /// `password = "generate"`.
+  bool password_generated = false;
   std::vector<ProcessPlan> processes;  ///< servers first, then in the file's order
 
   const ProcessPlan* find(const std::string& name) const;

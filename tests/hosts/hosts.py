@@ -2,11 +2,14 @@
 
 `Hosts(n)` makes n hosts, each a network namespace of its own joined by a veth pair to a Linux
 bridge in a switch namespace of its own, and runs commands "on host k" in host k's namespace with
-a UTS namespace (a host name) of its own. Nothing is created or changed in the root namespace's
+a UTS namespace (a host name) of its own and a mount namespace of its own in which /etc/hosts is
+the hosts' own file (`host<k>` resolves to host k's address on every host, as node names do on a
+cluster; the machine's /etc/hosts is never written). Nothing is created or changed in the root namespace's
 networking: the bridge, the links, the addresses (10.77.0.k/24, no default route, no NAT) and the
 shaping all live in namespaces this module made, so traffic between hosts cannot leave them.
 
-Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN), `ip` (iproute2), `tc` and `unshare` (util-linux).
+Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN), `ip` (iproute2), `tc`, and `nsenter`, `unshare`
+and `mount` (util-linux).
 `available()` says whether this machine can, and why not, so that tests skip with a reason.
 
 Namespaces are named `ssh<pid>[x<tag>]-sw` and `ssh<pid>[x<tag>]-h<k>`, the pid being the process
@@ -21,7 +24,9 @@ import os
 import re
 import shlex
 import signal
+import shutil
 import subprocess
+import tempfile
 import time
 
 SUBNET = "10.77.0"
@@ -106,7 +111,7 @@ def available():
     """(True, "") when this process can make hosts, else (False, why not)."""
     if os.geteuid() != 0:
         return False, "making network namespaces needs root"
-    for tool in ("ip", "tc", "unshare", "hostname"):
+    for tool in ("ip", "tc", "nsenter", "unshare", "mount", "hostname"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode:
             return False, f"`{tool}` is not installed"
     probe = f"ssh{os.getpid()}xprobe-sw"
@@ -143,6 +148,7 @@ class Hosts:
         self.switch = f"{prefix}-sw"
         self._made = []  # namespaces, in order of creation
         self._processes = []
+        self._files = None  # a folder of this run's files: the hosts' /etc/hosts
 
     def __enter__(self):
         sweep_stale()
@@ -172,9 +178,16 @@ class Hosts:
         return f"{SUBNET}.{k}"
 
     def command(self, k, argv):
-        """The argv that runs `argv` on host k: in its network namespace, with its host name."""
-        return ["ip", "netns", "exec", self.namespace(k), "unshare", "--uts", "sh", "-c",
-                f"hostname {shlex.quote(self.hostname(k))} && exec \"$@\"", "sh", *argv]
+        """The argv that runs `argv` on host k: in its network namespace, with its host name,
+        and with the hosts' /etc/hosts (bind-mounted in a mount namespace of its own, private,
+        so nothing reaches the machine's mounts). The network namespace is entered with
+        nsenter, not `ip netns exec`, which would mount a new /sys and so hide /sys/fs/cgroup
+        from daemons that need it (slurmd)."""
+        etc_hosts = os.path.join(self._files, "hosts")
+        return ["nsenter", f"--net=/var/run/netns/{self.namespace(k)}", "unshare", "--uts",
+                "--mount", "--propagation", "private", "sh", "-c",
+                f"hostname {shlex.quote(self.hostname(k))} && "
+                f"mount --bind {shlex.quote(etc_hosts)} /etc/hosts && exec \"$@\"", "sh", *argv]
 
     def popen(self, k, argv, **popen_kwargs):
         """Starts `argv` on host k (subprocess.Popen's keywords; in a session of its own unless
@@ -245,8 +258,17 @@ class Hosts:
         for namespace in reversed(self._made):
             _delete_namespace(namespace)
         self._made = []
+        if self._files:
+            shutil.rmtree(self._files, ignore_errors=True)
+            self._files = None
 
     def _make(self):
+        self._files = tempfile.mkdtemp(prefix=f"{self.prefix}-")
+        with open(os.path.join(self._files, "hosts"), "w") as etc_hosts:
+            etc_hosts.write("127.0.0.1\tlocalhost\n::1\tlocalhost\n")
+            etc_hosts.writelines(f"{self.address(k)}\t{self.hostname(k)}\n"
+                                 for k in range(1, self.n + 1))
+        os.chmod(self._files, 0o755)  # readable by any user a test runs as on a host
         self._add_namespace(self.switch)
         _tool(["ip", "-n", self.switch, "link", "add", "br0", "type", "bridge"])
         _tool(["ip", "-n", self.switch, "link", "set", "br0", "up"])

@@ -171,6 +171,13 @@ def test_harness_makes_isolated_named_hosts(hosts, root_before):
     assert f"{hosts.address(3)}/24" in addresses
     routes = hosts.run(3, ["ip", "route"], capture_output=True, text=True).stdout
     assert "default" not in routes, routes
+    # Host names resolve on every host, as node names do on a cluster, through the hosts' own
+    # /etc/hosts: the machine's file is left as it was.
+    machine_hosts = pathlib.Path("/etc/hosts").read_text()
+    for k in (1, 3):
+        found = hosts.run(k, ["getent", "hosts", "host2"], capture_output=True, text=True)
+        assert found.stdout.split()[:2] == [hosts.address(2), "host2"], found
+    assert pathlib.Path("/etc/hosts").read_text() == machine_hosts
     listener = hosts.popen(2, [sys.executable, "-c",
                                "import socket\n"
                                f"s = socket.create_server(('{hosts.address(2)}', 9000))\n"

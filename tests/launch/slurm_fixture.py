@@ -1,4 +1,6 @@
-"""A private single-node Slurm (munged + slurmctld + slurmd) that a test starts and stops itself.
+"""A private Slurm (munged + slurmctld + slurmd) that a test starts and stops itself: one node (this
+machine), or one node per host of a tests/hosts `Hosts` (slurmctld on host 1, a slurmd on every
+host, munged outside them: its socket is a file, which every host sees).
 
 Everything (slurm.conf, munge key and socket, state, spool, logs, pid files) lives under the
 workdir given to start(); nothing in /etc, /var or /run is read or written, so a system Slurm or
@@ -8,6 +10,9 @@ munge is never touched. The daemons run in the foreground as children of the tes
     cluster.start(workdir)      # raises SlurmUnavailable(reason) if Slurm cannot run here
     subprocess.run(["sbatch", "--wait", script], env=cluster.env)
     cluster.stop()              # cancels jobs, stops the daemons, leaves no process behind
+
+    cluster = SlurmCluster(hosts=hosts)   # nodes host1..hostN; run clients with
+    hosts.run(1, [...], env=cluster.env)  # cluster.client(argv) gives that argv
 
 Needs root and the Debian packages slurmctld slurmd slurm-client munge (Slurm 22.05 on Debian 12).
 `python3 slurm_fixture.py` runs a self-check.
@@ -54,12 +59,32 @@ def _tail(path, lines=25):
 
 
 class SlurmCluster:
-    def __init__(self, cpus=None, timeout=60):
-        self.cpus = cpus          # None: what `slurmd -C` reports; N: advertise N CPUs
+    def __init__(self, cpus=None, timeout=60, hosts=None):
+        self.cpus = cpus          # None: what `slurmd -C` reports; N: advertise N CPUs per node
         self.timeout = timeout    # seconds start() waits for each daemon
-        self.node = socket.gethostname().split(".")[0]   # must equal `hostname -s`
+        self.hosts = hosts        # None: one node, this machine; else a node per host
+        if hosts is None:
+            self.nodes = [socket.gethostname().split(".")[0]]   # must equal `hostname -s`
+        else:
+            self.nodes = [hosts.hostname(k) for k in range(1, hosts.n + 1)]
+        self.node = self.nodes[0]  # where slurmctld runs and clients are run
         self.workdir = None
-        self._procs = {}          # daemon name -> Popen
+        self._procs = []          # (daemon name, Popen), in the order started
+
+    def _address(self, k):
+        """Node k's (0-based) address: loopback for this machine, else its host's."""
+        return "127.0.0.1" if self.hosts is None else self.hosts.address(k + 1)
+
+    def _on(self, k, argv):
+        """The argv that runs `argv` on node k (0-based; None: on this machine, outside hosts)."""
+        if self.hosts is None or k is None:
+            return list(argv)
+        return self.hosts.command(k + 1, list(argv))
+
+    def client(self, argv):
+        """The argv that runs a client (sbatch, srun, sinfo, `slipstream run`...) on the first
+        node, the one slurmctld runs on; run it with env=self.env."""
+        return self._on(0, argv)
 
     @property
     def conf(self):
@@ -77,25 +102,31 @@ class SlurmCluster:
     def _log(self, name, ext="log"):
         return self.workdir / "log" / f"{name}.{ext}"
 
+    def _logs(self, name):
+        if name == "slurmd":
+            return [self._log(f"slurmd-{node}") for node in self.nodes] + [
+                self._log(f"slurmd-{node}", "err") for node in self.nodes]
+        return [self._log(name), self._log(name, "err")]
+
     def _fail(self, reason, name=None):
-        for log in (self._log(name), self._log(name, "err")) if name else ():
+        for log in self._logs(name) if name else ():
             reason += f"\n--- end of {log} ---\n{_tail(log)}"
         self.stop()
         raise SlurmUnavailable(reason)
 
-    def _spawn(self, name, *args):
-        with open(self._log(name, "err"), "wb") as err:
+    def _spawn(self, name, *args, node=0, log=None):
+        with open(self._log(log or name, "err"), "wb") as err:
             # Own session: a Ctrl-C to the test does not reach the daemons, and stop() can signal
             # each daemon's group. The SLURM_CONF in self.env marks our processes (processes()).
-            self._procs[name] = subprocess.Popen(
-                [_which(name), *map(str, args)], stdin=subprocess.DEVNULL, stdout=err,
-                stderr=err, start_new_session=True, env=self.env,
-                preexec_fn=_die_with_parent)
+            self._procs.append((name, subprocess.Popen(
+                self._on(node, [_which(name), *map(str, args)]), stdin=subprocess.DEVNULL,
+                stdout=err, stderr=err, start_new_session=True, env=self.env,
+                preexec_fn=_die_with_parent)))
 
     def _wait(self, what, ready, log):
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            for name, proc in list(self._procs.items()):
+            for name, proc in list(self._procs):
                 if proc.poll() is not None:
                     self._fail(f"{name} exited with status {proc.returncode}", name)
             if ready():
@@ -112,9 +143,10 @@ class SlurmCluster:
             raise SlurmUnavailable("a private Slurm needs root (slurmd starts job steps)")
         self.workdir = w = Path(workdir).resolve()
         # slurmd makes <spool>/<node>_<job>.<step> unix sockets: paths are limited to 107 bytes.
-        if len(f"{w}/spool/{self.node}_4294967294.4294967294") > 107:
+        longest = max(self.nodes, key=len)
+        if len(f"{w}/spool/{longest}/{longest}_4294967294.4294967294") > 107:
             raise SlurmUnavailable(f"workdir too long for unix socket paths: {w}")
-        for sub in ("log", "state", "spool", "munge"):
+        for sub in ("log", "state", "munge", *(f"spool/{node}" for node in self.nodes)):
             (w / sub).mkdir(parents=True, exist_ok=True)
         # munged refuses a key or socket in a directory that others may write to.
         os.chmod(w, 0o700)
@@ -130,25 +162,29 @@ class SlurmCluster:
                 self._fail(f"mungekey failed: {r.stderr}")
         os.chmod(key, 0o400)
         # --force: start even over a stale socket left by an earlier run in this workdir.
+        # On this machine, outside the hosts: its socket is a file, which every host reaches.
         self._spawn("munged", "--foreground", "--force", "--socket", sock, "--key-file", key,
                     "--pid-file", w / "munge/munged.pid", "--seed-file", w / "munge/munged.seed",
-                    "--log-file", self._log("munged"))
+                    "--log-file", self._log("munged"), node=None)
         self._wait("the munge socket", sock.exists, "munged")
 
         self._write_conf(sock)
         # -c (and -i): clear state, so leftovers of an earlier run in this workdir do not count.
         self._spawn("slurmctld", "-D", "-c", "-i", "-f", self.conf)
-        self._spawn("slurmd", "-D", "-c", "-N", self.node, "-f", self.conf)
-        self._wait("the node to be idle (sinfo)", self._idle, "slurmd")
+        for k, node in enumerate(self.nodes):
+            self._spawn("slurmd", "-D", "-c", "-N", node, "-f", self.conf, node=k,
+                        log=f"slurmd-{node}")
+        self._wait("every node to be idle (sinfo)", self._idle, "slurmd")
         return self
 
     def _idle(self):
         try:
-            r = subprocess.run(["sinfo", "-h", "-N", "-o", "%t", "-n", self.node], env=self.env,
+            r = subprocess.run(self.client(["sinfo", "-h", "-N", "-o", "%N %t"]), env=self.env,
                                capture_output=True, text=True, timeout=10)
         except subprocess.TimeoutExpired:
             return False
-        return r.returncode == 0 and r.stdout.strip() == "idle"
+        states = dict(line.split() for line in r.stdout.splitlines() if len(line.split()) == 2)
+        return r.returncode == 0 and all(states.get(node) == "idle" for node in self.nodes)
 
     def _write_conf(self, munge_socket):
         r = subprocess.run([_which("slurmd"), "-C"], capture_output=True, text=True)
@@ -160,10 +196,12 @@ class SlurmCluster:
             # (below) stops slurmd draining the node for "Low socket*core*thread count".
             hw = [f"CPUs={self.cpus}"] + [f for f in hw if f.startswith("RealMemory")]
         w = self.workdir
+        nodes = "".join(f"NodeName={node} NodeAddr={self._address(k)} NodeHostname={node} "
+                        f"{' '.join(hw)} State=UNKNOWN\n" for k, node in enumerate(self.nodes))
         self.conf.write_text(f"""\
 ClusterName=slipstream
-# 127.0.0.1: no dependence on DNS or /etc/hosts for the node name.
-SlurmctldHost={self.node}(127.0.0.1)
+# Addresses given: no dependence on DNS or /etc/hosts for the daemons' node names.
+SlurmctldHost={self.node}({self._address(0)})
 # Free ports, so two clusters (or a system Slurm) never collide.
 SlurmctldPort={_free_port()}
 SlurmdPort={_free_port()}
@@ -174,11 +212,12 @@ CredType=cred/munge
 # Our munged: daemons and clients (srun, sbatch) all find its socket through this line.
 AuthInfo=socket={munge_socket}
 StateSaveLocation={w}/state
-SlurmdSpoolDir={w}/spool
+# %n: the node's name, so that the slurmds of several nodes on this machine keep apart.
+SlurmdSpoolDir={w}/spool/%n
 SlurmctldPidFile={w}/state/slurmctld.pid
-SlurmdPidFile={w}/spool/slurmd.pid
+SlurmdPidFile={w}/spool/%n/slurmd.pid
 SlurmctldLogFile={self._log("slurmctld")}
-SlurmdLogFile={self._log("slurmd")}
+SlurmdLogFile={w}/log/slurmd-%n.log
 # No cgroups (containers rarely allow them): steps are tracked by /proc parentage.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -195,28 +234,27 @@ ReturnToService=2
 KillWait=2
 # A job asking for more than the node has is refused at once instead of pending forever.
 EnforcePartLimits=ALL
-NodeName={self.node} NodeAddr=127.0.0.1 NodeHostname={self.node} {" ".join(hw)} State=UNKNOWN
-# OverSubscribe=FORCE: several jobs may share the node's CPUs at once.
-PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
+{nodes}# OverSubscribe=FORCE: several jobs may share the node's CPUs at once.
+PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 """)
 
     def stop(self):
         """Cancel all jobs, stop the daemons, kill whatever is left. Safe to call again."""
         if not self._procs:
             return
-        if self._procs.get("slurmctld") and self._procs["slurmctld"].poll() is None:
+        if any(name == "slurmctld" and proc.poll() is None for name, proc in self._procs):
             deadline = time.monotonic() + 20     # KillWait=2: jobs end within seconds
             while time.monotonic() < deadline:
-                r = subprocess.run(["squeue", "-h", "-o", "%i"], env=self.env,
+                r = subprocess.run(self.client(["squeue", "-h", "-o", "%i"]), env=self.env,
                                    capture_output=True, text=True, timeout=30)
                 if r.returncode or not r.stdout.split():
                     break
-                subprocess.run(["scancel", *r.stdout.split()], env=self.env,
+                subprocess.run(self.client(["scancel", *r.stdout.split()]), env=self.env,
                                capture_output=True, timeout=30)
                 time.sleep(0.2)
-        for name in reversed(DAEMONS):           # slurmd, slurmctld, then munged
-            proc = self._procs.pop(name, None)
-            for sig in (signal.SIGTERM, signal.SIGKILL) if proc else ():
+        while self._procs:                       # the slurmds, slurmctld, then munged
+            name, proc = self._procs.pop()
+            for sig in (signal.SIGTERM, signal.SIGKILL):
                 try:
                     os.killpg(proc.pid, sig)     # the group: slurmctld's slurmscriptd too
                     proc.wait(timeout=15)

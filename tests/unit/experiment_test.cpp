@@ -308,6 +308,17 @@ server = "big"
   EXPECT_NE(std::search(argv.begin(), argv.end(), on_b.begin(), on_b.end()), argv.end());
   EXPECT_NE(describe(plan).find("SSDB=<the address of db_1, the shard of db on its node>"),
             std::string::npos);
+  // Servers on several nodes listen on every interface: without a password of the experiment's,
+  // the run makes one (a server without one refuses peers of other hosts).
+  EXPECT_TRUE(plan.password_generated);
+  EXPECT_EQ(plan.password_file, "/runs/n/password");
+  const auto& server = plan.find("big_1")->argv;
+  EXPECT_NE(std::find(server.begin(), server.end(), "--requirepass-file"), server.end());
+  EXPECT_NE(describe(plan).find("password: generated for the run"), std::string::npos);
+  // On one node the servers stay on the loopback: no password unless the experiment sets one.
+  const Plan one = make_plan(x, "/bin/slipstream", "/runs/n", {"a"});
+  EXPECT_FALSE(one.password_generated);
+  EXPECT_EQ(one.password_file, "");
 }
 
 }  // namespace
