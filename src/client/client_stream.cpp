@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -61,9 +62,11 @@ std::uint64_t product(std::span<const std::uint64_t> extent) {
 // The wire type of an attribute value and its values as text, for SS.STREAM.ATTR.
 std::pair<std::string_view, std::vector<std::string>> attribute_wire(const AttributeValue& value) {
   auto text = [](double d) {
+    // The shortest text that reads back as exactly `d` (the server parses it with from_chars):
+    // several times faster than printf's %.17g, and shorter on the wire.
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", d);
-    return std::string(buffer);
+    char* end = std::to_chars(buffer, buffer + sizeof buffer, d).ptr;
+    return std::string(buffer, static_cast<std::size_t>(end - buffer));
   };
   switch (value.index()) {
     case 0: return {"string", {std::get<std::string>(value)}};
@@ -84,34 +87,33 @@ std::pair<std::string_view, std::vector<std::string>> attribute_wire(const Attri
 }
 
 AttributeValue parse_attribute(std::string_view type, const Reply& value) {
-  auto values = [&] {
-    std::vector<std::string> out;
-    if (value.is_array()) {
-      for (const Reply& v : value.elements) out.push_back(v.string);
-    } else {
-      out.push_back(value.string);
-    }
+  // The values: the elements of an array reply, or the reply itself (no copy of either).
+  std::span<const Reply> items =
+      value.is_array() ? std::span<const Reply>(value.elements) : std::span<const Reply>(&value, 1);
+  auto to_int = [](const Reply& v) {
+    return v.is_integer() ? v.integer : static_cast<std::int64_t>(std::stoll(v.string));
+  };
+  // The server's text of a double: from_chars (exact, no locale), else stod's wider syntax.
+  auto to_double = [](const Reply& v) {
+    const std::string& s = v.string;
+    double parsed = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), parsed);
+    if (error == std::errc() && end == s.data() + s.size() && !s.empty()) return parsed;
+    return std::stod(s);
+  };
+  auto each = [&](auto convert) {
+    std::vector<decltype(convert(value))> out;
+    out.reserve(items.size());
+    for (const Reply& v : items) out.push_back(convert(v));
     return out;
   };
-  auto to_int = [](const std::string& s) { return static_cast<std::int64_t>(std::stoll(s)); };
   try {
     if (type == "string") return value.string;
-    if (type == "int") return value.is_integer() ? value.integer : to_int(value.string);
-    if (type == "float") return std::stod(value.string);
-    if (type == "strings") return values();
-    if (type == "ints") {  // the server sends the elements as integers
-      std::vector<std::int64_t> out;
-      const std::vector<Reply> one = value.is_array() ? std::vector<Reply>{} : std::vector<Reply>{value};
-      for (const Reply& v : value.is_array() ? value.elements : one) {
-        out.push_back(v.is_integer() ? v.integer : to_int(v.string));
-      }
-      return out;
-    }
-    if (type == "floats") {
-      std::vector<double> out;
-      for (const auto& s : values()) out.push_back(std::stod(s));
-      return out;
-    }
+    if (type == "int") return to_int(value);  // the server sends integers as integers
+    if (type == "float") return to_double(value);
+    if (type == "strings") return each([](const Reply& v) { return v.string; });
+    if (type == "ints") return each(to_int);
+    if (type == "floats") return each(to_double);
   } catch (const std::logic_error&) {
     throw ProtocolError("stream reply: bad " + std::string(type) + " attribute value");
   }
