@@ -118,7 +118,7 @@ def run_mpi(hosts, build, work, raw_bytes, args):
         return []
     session = pathlib.Path(work) / "ompi"
     session.mkdir()
-    environment = {**os.environ, "HOSTS_PREFIX": hosts.prefix, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    environment = {**os.environ, **hosts.agent_environment(), "OMPI_ALLOW_RUN_AS_ROOT": "1",
                    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_orte_tmpdir_base": str(session)}
     subnet = hosts.address(1).rsplit(".", 1)[0] + ".0/24"
     argv = [mpirun, "-n", "2", "-H", f"{hosts.address(1)}:1,{hosts.address(2)}:1",

@@ -177,13 +177,21 @@ class Hosts:
         self._check(k)
         return f"{SUBNET}.{k}"
 
+    def etc_hosts(self):
+        """The hosts' /etc/hosts (a file of this run's)."""
+        return os.path.join(self._files, "hosts")
+
+    def agent_environment(self):
+        """What mpi_agent.sh (an rsh agent entering host k, as `command` does) needs to know."""
+        return {"HOSTS_PREFIX": self.prefix, "HOSTS_ETC_HOSTS": self.etc_hosts()}
+
     def command(self, k, argv):
         """The argv that runs `argv` on host k: in its network namespace, with its host name,
         and with the hosts' /etc/hosts (bind-mounted in a mount namespace of its own, private,
         so nothing reaches the machine's mounts). The network namespace is entered with
         nsenter, not `ip netns exec`, which would mount a new /sys and so hide /sys/fs/cgroup
         from daemons that need it (slurmd)."""
-        etc_hosts = os.path.join(self._files, "hosts")
+        etc_hosts = self.etc_hosts()
         return ["nsenter", f"--net=/var/run/netns/{self.namespace(k)}", "unshare", "--uts",
                 "--mount", "--propagation", "private", "sh", "-c",
                 f"hostname {shlex.quote(self.hostname(k))} && "

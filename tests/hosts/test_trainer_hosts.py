@@ -75,7 +75,7 @@ def start_writer(hosts, server, stream, steps, pause=0.0):
 def start_trainer(hosts, path, log):
     """mpirun on the first rank host, one rank on each of RANK_HOSTS."""
     session = tempfile.mkdtemp(prefix="ompi-hosts-")
-    environment = {**os.environ, "SLIPSTREAM_PASSWORD": PASSWORD, "HOSTS_PREFIX": hosts.prefix,
+    environment = {**os.environ, "SLIPSTREAM_PASSWORD": PASSWORD, **hosts.agent_environment(),
                    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                    "OMPI_MCA_orte_tmpdir_base": session}
     subnet = hosts.address(1).rsplit(".", 1)[0] + ".0/24"
