@@ -115,26 +115,6 @@ void take_dirty(Node& node, const std::string& path, std::vector<AttributeRef>& 
   node.dirty.clear();
 }
 
-// Lends the series' scratch lists to one flush and takes them back emptied, their capacity kept
-// (also when the flush throws; a flush run inside another would get empty lists of its own).
-class ScratchLoan {
- public:
-  explicit ScratchLoan(FlushScratch& home) : home_(home), lists_(std::move(home)) {
-    lists_.clear();
-  }
-  ~ScratchLoan() {
-    lists_.clear();  // the nodes are not kept alive by the series between flushes
-    home_ = std::move(lists_);
-  }
-  ScratchLoan(const ScratchLoan&) = delete;
-  ScratchLoan& operator=(const ScratchLoan&) = delete;
-  FlushScratch& operator*() noexcept { return lists_; }
-
- private:
-  FlushScratch& home_;
-  FlushScratch lists_;
-};
-
 }  // namespace
 
 void SeriesState::flush_root() {
@@ -162,9 +142,7 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
     self = found->second;
   }
   if (!self) throw error::Internal("an iteration missing from its series");
-  ScratchLoan loan(flush_scratch);
-  FlushScratch& scratch = *loan;
-  std::vector<std::shared_ptr<Node>>& nodes = scratch.nodes;
+  std::vector<std::shared_ptr<Node>> nodes;
   walk(self, nodes);
   const std::uint64_t index = iteration.index;
 
@@ -209,9 +187,9 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
   }
   flush_root();
 
-  std::vector<ChunkStore>& stores = scratch.stores;
-  std::vector<AttributeRef>& attributes = scratch.attributes;
-  std::vector<std::string>& paths = scratch.paths;  // never grown past its reserve (see there)
+  std::vector<ChunkStore> stores;
+  std::vector<AttributeRef> attributes;
+  std::vector<std::string> paths;  // the attributes refer to them: never grown past its reserve
   paths.reserve(nodes.size());
   for (const std::shared_ptr<Node>& node : nodes) {
     fill_defaults(*node);

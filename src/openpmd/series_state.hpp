@@ -17,22 +17,6 @@
 
 namespace openPMD::internal {
 
-/// The lists one flush of an iteration fills: kept by the series between flushes, emptied but
-/// with their capacity, so that a stream of like iterations allocates none of them per step.
-struct FlushScratch {
-  std::vector<std::shared_ptr<Node>> nodes;
-  std::vector<ChunkStore> stores;
-  std::vector<AttributeRef> attributes;
-  std::vector<std::string> paths;  ///< the attributes refer to them: never grown past its reserve
-
-  void clear() noexcept {
-    nodes.clear();
-    stores.clear();
-    attributes.clear();
-    paths.clear();
-  }
-};
-
 struct SeriesState : std::enable_shared_from_this<SeriesState> {
   BackendTarget target;
   std::string directory;
@@ -68,7 +52,6 @@ struct SeriesState : std::enable_shared_from_this<SeriesState> {
     bool reusable = false;  ///< false when the layout had constant components
   };
   ReadTree read_tree;
-  FlushScratch flush_scratch;
 
   ~SeriesState();
 
