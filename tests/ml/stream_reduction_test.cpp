@@ -22,6 +22,20 @@ namespace {
 
 const std::string kX = "particles/e/position/x", kV = "particles/e/momentum/x";
 
+// Clients of the shared server, through its Unix socket.
+ClientOptions server_options() {
+  ClientOptions options;
+  options.address = shared_server().unix_address();
+  return options;
+}
+
+// A writer's options for a stream one reader group reads.
+StreamWriterOptions one_group() {
+  StreamWriterOptions options;
+  options.expected_groups = 1;
+  return options;
+}
+
 // forward(x, v) -> [sum of x, sum of v, count of x]: float64, whatever the inputs' lengths.
 ReductionFunction sums() {
   return [](std::span<const TensorRef> inputs) {
@@ -64,11 +78,9 @@ const StreamAttribute* find_attribute(const StreamStep& step, const std::string&
 // Two writer ranks with different particle counts; rank 0 puts x in two chunks (put and loan),
 // rank 1 loans x whole. The stream carries only the output, [2, 3], row r from rank r.
 void ships_only_the_output(std::size_t shared_memory_min_bytes, bool send_inputs) {
-  ClientOptions options;
-  options.address = shared_server().unix_address();
+  const ClientOptions options = server_options();
   const std::string name = unique("stream");
-  StreamWriterOptions wo;
-  wo.expected_groups = 1;
+  StreamWriterOptions wo = one_group();
   wo.shared_memory_min_bytes = shared_memory_min_bytes;
   wo.reductions.push_back({{kX, kV}, "meshes/sums", "sums()", sums(), send_inputs});
   wo.operators["meshes/sums"] = StreamOperator{"zstd", {{"level", "3"}}};
@@ -156,8 +168,7 @@ TEST(StreamReduction, InputsAreSentToWhenAsked) {
 
 
 TEST(StreamReduction, BadReductionsAreRefusedWhenTheWriterIsMade) {
-  ClientOptions options;
-  options.address = shared_server().unix_address();
+  const ClientOptions options = server_options();
   const std::string name = unique("stream");
   auto refused = [&](StreamReduction reduction) {
     StreamWriterOptions wo;
@@ -184,12 +195,10 @@ TEST(StreamReduction, BadReductionsAreRefusedWhenTheWriterIsMade) {
 // A step whose input is missing, or whose function fails, fails end_step naming the reduction and
 // stays open with nothing sent: put what is missing and end it again.
 TEST(StreamReduction, AFailingReductionLeavesTheStepOpenAndNothingSent) {
-  ClientOptions options;
-  options.address = shared_server().unix_address();
+  const ClientOptions options = server_options();
   const std::string name = unique("stream");
   bool fail = true;
-  StreamWriterOptions wo;
-  wo.expected_groups = 1;
+  StreamWriterOptions wo = one_group();
   wo.reductions.push_back(
       {{kX, kV}, "meshes/sums", "", [&, inner = sums()](std::span<const TensorRef> in) {
          if (fail) throw std::runtime_error("the function says no");
@@ -241,11 +250,9 @@ TEST(StreamReduction, AFailingReductionLeavesTheStepOpenAndNothingSent) {
 // fails with nothing of either output queued, and once the operator is removed the step carries
 // each output once.
 TEST(StreamReduction, AnOutputItsOperatorRefusesQueuesNoOtherOutput) {
-  ClientOptions options;
-  options.address = shared_server().unix_address();
+  const ClientOptions options = server_options();
   const std::string name = unique("stream");
-  StreamWriterOptions wo;
-  wo.expected_groups = 1;
+  StreamWriterOptions wo = one_group();
   wo.reductions.push_back({{kX, kV}, "meshes/sums", "", sums(), false});
   wo.reductions.push_back({{kX}, "meshes/count", "", [](std::span<const TensorRef> in) {
                              std::vector<Tensor> out;
@@ -283,11 +290,9 @@ TEST(StreamReduction, AnOutputItsOperatorRefusesQueuesNoOtherOutput) {
 // apps/pic/reductions.py's phase-space histogram (4 x-bins on [0, 1), 3 v-bins on [-1, 1]), given
 // as a file: loaded through libslipstream_local, which this program does not link.
 TEST(StreamReduction, ATorchScriptFileBinsEachRanksParticles) {
-  ClientOptions options;
-  options.address = shared_server().unix_address();
+  const ClientOptions options = server_options();
   const std::string name = unique("stream");
-  StreamWriterOptions wo;
-  wo.expected_groups = 1;
+  StreamWriterOptions wo = one_group();
   wo.reductions.push_back({{kX, kV}, "meshes/phase_space", SLIPSTREAM_REDUCTION_MODEL, {}, false});
   const std::uint32_t writers = 2;
   std::vector<StreamWriter> w;
