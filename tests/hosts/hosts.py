@@ -4,9 +4,10 @@
 bridge in a switch namespace of its own, and runs commands "on host k" in host k's namespace with
 a UTS namespace (a host name) of its own and a mount namespace of its own in which /etc/hosts is
 the hosts' own file (`host<k>` resolves to host k's address on every host, as node names do on a
-cluster; the machine's /etc/hosts is never written). Nothing is created or changed in the root namespace's
-networking: the bridge, the links, the addresses (10.77.0.k/24, no default route, no NAT) and the
-shaping all live in namespaces this module made, so traffic between hosts cannot leave them.
+cluster; the machine's /etc/hosts is never written). Nothing is created or changed in the root
+namespace's networking: the bridge, the links, the addresses (10.77.0.k/24, no default route, no
+NAT) and the shaping all live in namespaces this module made, so traffic between hosts cannot
+leave them.
 
 Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN), `ip` (iproute2), `tc`, and `nsenter`, `unshare`
 and `mount` (util-linux).
@@ -191,11 +192,11 @@ class Hosts:
         so nothing reaches the machine's mounts). The network namespace is entered with
         nsenter, not `ip netns exec`, which would mount a new /sys and so hide /sys/fs/cgroup
         from daemons that need it (slurmd)."""
-        etc_hosts = self.etc_hosts()
         return ["nsenter", f"--net=/var/run/netns/{self.namespace(k)}", "unshare", "--uts",
                 "--mount", "--propagation", "private", "sh", "-c",
                 f"hostname {shlex.quote(self.hostname(k))} && "
-                f"mount --bind {shlex.quote(etc_hosts)} /etc/hosts && exec \"$@\"", "sh", *argv]
+                f"mount --bind {shlex.quote(self.etc_hosts())} /etc/hosts && exec \"$@\"", "sh",
+                *argv]
 
     def popen(self, k, argv, **popen_kwargs):
         """Starts `argv` on host k (subprocess.Popen's keywords; in a session of its own unless
@@ -272,7 +273,7 @@ class Hosts:
 
     def _make(self):
         self._files = tempfile.mkdtemp(prefix=f"{self.prefix}-")
-        with open(os.path.join(self._files, "hosts"), "w") as etc_hosts:
+        with open(self.etc_hosts(), "w") as etc_hosts:
             etc_hosts.write("127.0.0.1\tlocalhost\n::1\tlocalhost\n")
             etc_hosts.writelines(f"{self.address(k)}\t{self.hostname(k)}\n"
                                  for k in range(1, self.n + 1))

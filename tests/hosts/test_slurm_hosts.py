@@ -38,11 +38,9 @@ def slurm(hosts):
 
 def run_on_slurm(slurm, experiment):
     """`slipstream run EXPERIMENT` on host 1 (it submits the job and waits for it)."""
-    env = {name: value for name, value in environment().items()
-           if not name.startswith(("SLURM_", "SRUN_", "SBATCH_", "SALLOC_"))}
-    env["SLURM_CONF"] = str(slurm.conf)
     return slurm.hosts.run(1, [BINARY, "run", str(experiment)], capture_output=True, text=True,
-                           env=env, cwd=experiment.parent, timeout=RUN_SECONDS)
+                           env=slurm.environment(environment()), cwd=experiment.parent,
+                           timeout=RUN_SECONDS)
 
 
 def experiment(tmp_path, name, server, members):

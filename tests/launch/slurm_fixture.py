@@ -95,7 +95,11 @@ class SlurmCluster:
         """Full environment for clients (sbatch, srun, sinfo, ...): os.environ without inherited
         Slurm variables (from a test run inside a Slurm job, they would make srun think it is
         inside that allocation), plus SLURM_CONF. slurm.conf names the munge socket."""
-        env = {k: v for k, v in os.environ.items()
+        return self.environment(os.environ)
+
+    def environment(self, base):
+        """`base` (a mapping) as env does os.environ: without Slurm variables, with SLURM_CONF."""
+        env = {k: v for k, v in base.items()
                if not k.startswith(("SLURM_", "SRUN_", "SBATCH_", "SALLOC_"))}
         return dict(env, SLURM_CONF=str(self.conf))
 
