@@ -26,9 +26,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -100,8 +102,9 @@ std::string make_model(const TempDir& dir) {
 
 /// `slipstream server` on a Unix socket only (port 0), with `extra` arguments appended; ready once
 /// a Client connects.
-ServerChild start_server(const std::string& binary, const std::vector<std::string>& extra) {
-  return ServerChild(
+std::unique_ptr<ServerChild> start_server(const std::string& binary,
+                                          const std::vector<std::string>& extra) {
+  return std::make_unique<ServerChild>(
       "slipstream server",
       [&](const Listen& listen) {
         std::vector<std::string> args = {binary,         "server",      "--port", "0",
@@ -213,6 +216,123 @@ class EchoChild {
 
 enum Anchor { kSocketPair, kPing, kAnchors };
 
+// A field of /proc/<pid>/status in KiB ("RssAnon", "RssShmem", "VmRSS"); 0 when unreadable.
+std::int64_t status_kib(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(field + ":")) return std::atoll(line.c_str() + field.size() + 1);
+  }
+  return 0;
+}
+
+// The children of `parent` (a server's model workers), from each process's PPid.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<pid_t>(std::atoi(name.c_str()));
+    if (status_kib(pid, "PPid") == parent) children.push_back(pid);
+  }
+  return children;
+}
+
+// Peaks of memory while something runs, sampled every millisecond by a thread of its own.
+class MemorySampler {
+ public:
+  MemorySampler(pid_t server) : server_(server), thread_([this] { loop(); }) {}
+  ~MemorySampler() {
+    stop_ = true;
+    thread_.join();
+  }
+  MemorySampler(const MemorySampler&) = delete;
+  MemorySampler& operator=(const MemorySampler&) = delete;
+  // Peaks in KiB: the workers' private (anonymous) pages, their shared-memory pages, the
+  // server's whole RSS.
+  std::int64_t worker_anon = 0, worker_shmem = 0, server_rss = 0;
+
+ private:
+  void loop() {
+    while (!stop_) {
+      server_rss = std::max(server_rss, status_kib(server_, "VmRSS"));
+      for (pid_t worker : children_of(server_)) {
+        worker_anon = std::max(worker_anon, status_kib(worker, "RssAnon"));
+        worker_shmem = std::max(worker_shmem, status_kib(worker, "RssShmem"));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  pid_t server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Issue 32: a large input stored in shared memory, summed by a script in the sandboxed worker,
+// on a server that maps it into the worker (the default) and one that copies it
+// (--share-model-inputs no), runs interleaved. Prints latency medians and the memory peaks
+// sampled during the runs, against the same peaks sampled while idle.
+void large_input_table(const std::string& binary, const std::vector<std::string>& server_args,
+                       std::int64_t mib, int repetitions) {
+  const std::int64_t values = mib * (1 << 20) / 4;
+  std::vector<float> input(static_cast<std::size_t>(values));
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 7);
+  const std::vector<std::int64_t> shape = {values};
+  const char* source = "def total(x):\n    return x.sum().reshape(1)\n";
+  struct Side {
+    const char* name;
+    std::unique_ptr<ServerChild> server;
+    std::unique_ptr<Client> client;
+    std::vector<double> ms;
+    std::int64_t idle_anon = 0, idle_shmem = 0, idle_rss = 0;
+    std::int64_t anon = 0, shmem = 0, rss = 0;
+  };
+  Side sides[2] = {{"mapped (default)", {}, {}, {}}, {"copied (--share-model-inputs no)", {}, {}, {}}};
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::string> args = server_args;
+    args.insert(args.end(), {"--share-model-inputs", k == 0 ? "yes" : "no",
+                             "--executor-threads", "1"});
+    sides[k].server = start_server(binary, args);
+    sides[k].client = std::make_unique<Client>("unix://" + sides[k].server->socket());
+    sides[k].client->set_script("sum", "CPU", source);
+    sides[k].client->put_tensor<float>("big", input, shape);  // through shared memory (>= 16 MiB)
+    sides[k].client->run_script("sum", "total", {"big"}, {"big_sum"});  // workers started
+  }
+  for (Side& side : sides) {  // idle peaks over 200 ms
+    MemorySampler idle(side.server->pid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    side.idle_anon = idle.worker_anon;
+    side.idle_shmem = idle.worker_shmem;
+    side.idle_rss = idle.server_rss;
+  }
+  for (int r = 0; r < std::max(repetitions, 3) * 2; ++r) {
+    for (Side& side : sides) {
+      MemorySampler busy(side.server->pid());
+      const auto start = Clock::now();
+      side.client->run_script("sum", "total", {"big"}, {"big_sum"});
+      side.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));  // a last sample
+      side.anon = std::max(side.anon, busy.worker_anon);
+      side.shmem = std::max(side.shmem, busy.worker_shmem);
+      side.rss = std::max(side.rss, busy.server_rss);
+    }
+  }
+  std::printf("\nA %lld MiB input in shared memory summed by a script in the worker (run_script, "
+              "%zu runs each, interleaved; memory peaks sampled every ms, in MiB):\n\n",
+              static_cast<long long>(mib), sides[0].ms.size());
+  std::printf("| inputs | run p50 ms | worker private (anon) peak, idle -> running | worker "
+              "shared-memory pages peak | server RSS peak, idle -> running |\n");
+  std::printf("|---|---:|---|---:|---|\n");
+  for (const Side& side : sides) {
+    std::printf("| %s | %s | %.1f -> %.1f | %.1f | %.1f -> %.1f |\n", side.name,
+                format_number(percentile(side.ms, 0.5)).c_str(), side.idle_anon / 1024.0,
+                side.anon / 1024.0, side.shmem / 1024.0, side.idle_rss / 1024.0,
+                side.rss / 1024.0);
+  }
+  std::printf("\nRatio of run p50 (copied / mapped): %.2fx\n",
+              percentile(sides[1].ms, 0.5) / percentile(sides[0].ms, 0.5));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,6 +356,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--batchsize", batch_size, "BATCHSIZE of the batching model")
       ->check(CLI::PositiveNumber);
+  std::int64_t large_mib = 64;
+  app.add_option("--large-input-mib", large_mib,
+                 "MiB of the large-input table (mapped against copied inputs; 0: skipped)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--quick", quick, "A very short run (1 repetition of 0.05 s): checks, not figures");
   app.add_option("--slipstream", binary, "slipstream executable");
   app.add_option("--server-arg", server_args,
@@ -252,8 +376,8 @@ int main(int argc, char** argv) {
     TempDir dir("slipstream-model-bench");
     const std::string model_path = make_model(dir);
     const std::string model = read_file(model_path);
-    ServerChild server = start_server(binary, server_args);
-    const std::string address = "unix://" + server.socket();
+    const std::unique_ptr<ServerChild> server = start_server(binary, server_args);
+    const std::string address = "unix://" + server->socket();
     const auto local = slipstream::LocalModel::from_file(model_path, "CPU");
     const std::string onnx_path = dir.path() + "/eke.onnx";
     const std::string onnx_model = read_file(onnx_path);
@@ -464,6 +588,7 @@ int main(int argc, char** argv) {
                 format_number(local_threads.calls_per_second * cells).c_str(),
                 format_number(local_threads.p50_us).c_str(),
                 local_threads.calls_per_second / unbatched.calls_per_second);
+    if (large_mib > 0) large_input_table(binary, server_args, large_mib, settings.repetitions);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "model_bench: %s\n", error.what());
     return 1;

@@ -52,6 +52,11 @@ struct TensorView {
   std::span<const std::int64_t> shape;
   const void* data = nullptr;
   std::size_t bytes = 0;
+  /// A sealed memory file that holds these bytes at `file_offset` (a shared-memory segment the
+  /// caller keeps open for the call), or -1. A backend in another process may map it instead of
+  /// copying the bytes; the sandboxed one does (channel.hpp).
+  int file = -1;
+  std::uint64_t file_offset = 0;
 };
 
 /// A tensor produced by a backend. Row-major, owned.
@@ -126,6 +131,13 @@ class Backend {
   /// Compiles a script from source. Returns null and sets `error` on failure.
   virtual std::shared_ptr<Script> load_script(std::string_view source, const Device& device,
                                               std::string* error) = 0;
+  /// Inputs that reached another process mapped from their sealed memory file rather than
+  /// copied (TensorView::file), and their bytes, over the backend's life.
+  struct InputCounters {
+    std::uint64_t mapped = 0;
+    std::uint64_t mapped_bytes = 0;
+  };
+  virtual InputCounters input_counters() const { return {}; }
   /// Stops whatever runs and loads are in progress (they fail promptly) and refuses new ones.
   /// Called once when the server shuts down, before the executor threads are joined, so that a
   /// run that never ends cannot hold the process. Thread-safe.

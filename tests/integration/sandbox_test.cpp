@@ -142,8 +142,22 @@ TEST_F(SandboxTest, ScriptsThatReadOrWriteFilesAreRefusedAtStoreTime) {
 
 // Both sizes: below 64 KiB tensors live on the heap; from 64 KiB a model's outputs live in sealed
 // read-only shared memory, where an in-place write used to kill the server with SIGSEGV.
-TEST_F(SandboxTest, InPlaceModelsAndScriptsNeverChangeStoredInputs) {
-  ServerProcess server;
+// An INFO field of the server as a number (-1 when missing).
+std::int64_t info_number(RawClient& c, const std::string& field) {
+  const std::string text = c.call({"INFO", "memory"}).text;
+  const std::size_t at = text.find(field + ":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + field.size() + 1));
+}
+
+// Issue 32: on the default path a stored input in shared memory reaches the worker mapped
+// copy-on-write (counted in INFO), on the forced old one (--share-model-inputs no) copied; the
+// stored values stay unchanged on both.
+class InPlaceRuns : public SandboxTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(InPlaceRuns, NeverChangeStoredInputs) {
+  const bool share = GetParam();
+  ServerProcess server({"--share-model-inputs", share ? "yes" : "no"});
   RawClient c = RawClient::tcp(server.port());
   ASSERT_TRUE(call_slow(c, {"AI.MODELSTORE", "relu", "TORCH", "CPU", "BLOB",
                       hostile("inplace_relu.pt")})
@@ -162,6 +176,8 @@ TEST_F(SandboxTest, InPlaceModelsAndScriptsNeverChangeStoredInputs) {
                     .is_ok());
     const std::string x_before = blob(c, "x"), y_before = blob(c, "y");
     ASSERT_TRUE(c.call({"COPY", "y", "y_copy", "REPLACE"}).str() == ":1");
+    const std::int64_t mapped_before = info_number(c, "shm_model_inputs_mapped");
+    ASSERT_GE(mapped_before, 0);
     for (const std::string input : {"x", "y"}) {
       RespReply r =
           c.call({"AI.MODELEXECUTE", "relu", "INPUTS", "1", input, "OUTPUTS", "1", "out"});
@@ -171,6 +187,10 @@ TEST_F(SandboxTest, InPlaceModelsAndScriptsNeverChangeStoredInputs) {
       r = c.call({"AI.SCRIPTEXECUTE", "sub", "g", "INPUTS", "1", input, "OUTPUTS", "1", "out"});
       EXPECT_TRUE(r.is_ok()) << r.str();
     }
+    // y (an output of 64 KiB or more, in shared memory) went mapped to its three runs; x (put
+    // over TCP, on the heap) and small tensors were copied.
+    const bool mapped = share && count * sizeof(float) >= 64 * 1024;
+    EXPECT_EQ(info_number(c, "shm_model_inputs_mapped") - mapped_before, mapped ? 3 : 0);
     EXPECT_EQ(blob(c, "x"), x_before);
     EXPECT_EQ(blob(c, "y"), y_before);
     EXPECT_EQ(blob(c, "y_copy"), y_before);
@@ -183,6 +203,11 @@ TEST_F(SandboxTest, InPlaceModelsAndScriptsNeverChangeStoredInputs) {
   }
   expect_healthy(c);
 }
+
+INSTANTIATE_TEST_SUITE_P(SandboxTest, InPlaceRuns, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Mapped") : std::string("Copied");
+                         });
 
 TEST_F(SandboxTest, ArchivesThatCrashTheLoaderCostAnErrorReply) {
   ServerProcess server;

@@ -2,6 +2,7 @@
 // and the confinement of a worker process (confine_worker), checked in a forked child.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -34,6 +35,18 @@ struct SocketPair {
     ::close(b);
   }
 };
+
+// Reads one message from `fd` whose tensor list must be refused as malformed, with a reason.
+void expect_malformed_tensors(int fd, bool accept_files = false) {
+  MessageReader reader(fd);
+  reader.accept_files(accept_files);
+  MessageType type{};
+  std::uint64_t length = 0;
+  ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
+  std::vector<OwnedTensor> out;
+  EXPECT_EQ(reader.tensors(out), ChannelError::kProtocol);
+  EXPECT_NE(reader.problem(), "");
+}
 
 TEST(SandboxChannelTest, TensorsAndStringsRoundTrip) {
   SocketPair pair;
@@ -82,20 +95,115 @@ TEST(SandboxChannelTest, TensorsAndStringsRoundTrip) {
 TEST(SandboxChannelTest, RefusesLiesAboutSizes) {
   SocketPair pair;
   MessageWriter w(MessageType::kOutputs);
-  w.u64(4 + 1 + 4 + 8 + 8);  // metadata length
-  w.u32(1);                  // one tensor
+  w.u64(4 + 1 + 4 + 8 + 8 + 1);  // metadata length
+  w.u32(1);                      // one tensor
   w.u8(static_cast<std::uint8_t>(DType::kFloat32));
   w.u32(1);
   w.i64(std::int64_t{1} << 40);  // 2^40 floats...
   w.u64(std::uint64_t{4} << 40);  // ...said to follow, in a message of a few bytes
+  w.u8(static_cast<std::uint8_t>(TensorPlace::kInline));
   ASSERT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone);
-  MessageReader reader(pair.b);
-  MessageType type{};
-  std::uint64_t length = 0;
-  ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
-  std::vector<OwnedTensor> out;
-  EXPECT_EQ(reader.tensors(out), ChannelError::kProtocol);
-  EXPECT_NE(reader.problem(), "");
+  expect_malformed_tensors(pair.b);
+}
+
+// A sealed memory file holding `values` after `offset` bytes of 0xAB, as the server's
+// shared-memory segments are (no one may write it any more).
+int sealed_file(const std::vector<float>& values, std::size_t offset) {
+  const int file = ::memfd_create("tensor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  EXPECT_GE(file, 0);
+  std::vector<char> bytes(offset, static_cast<char>(0xAB));
+  bytes.insert(bytes.end(), reinterpret_cast<const char*>(values.data()),
+               reinterpret_cast<const char*>(values.data() + values.size()));
+  EXPECT_EQ(::write(file, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  EXPECT_EQ(::fcntl(file, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+            0);
+  return file;
+}
+
+// Descriptors this process has open.
+std::size_t open_descriptors() {
+  std::size_t count = 0;
+  for (int fd = 0; fd < 4096; ++fd) count += ::fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+  return count;
+}
+
+// Issue 32: an input in a sealed memory file reaches the worker as that file mapped copy-on-
+// write: the message holds none of its bytes, the worker reads them all, and writing into its
+// copy (an in-place operator) leaves the file as it was. Small tensors, and every tensor when
+// sharing is off, still travel inline.
+TEST(SandboxChannelTest, TensorsInSealedFilesArriveMappedNotCopied) {
+  SocketPair pair;
+  std::vector<float> values(100000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  constexpr std::size_t kOffset = 5000;  // not a page boundary
+  const int file = sealed_file(values, kOffset);
+  const std::vector<std::int64_t> shape = {1000, 100};
+  const std::vector<float> small(16, 2.0f);
+  const std::vector<std::int64_t> small_shape = {16};
+  TensorView shared{DType::kFloat32, shape, values.data(), values.size() * sizeof(float)};
+  shared.file = file;
+  shared.file_offset = kOffset;
+  TensorView little{DType::kFloat32, small_shape, small.data(), small.size() * sizeof(float)};
+  little.file = file;  // below kShareFromBytes: inline all the same
+  const std::vector<TensorView> tensors = {shared, little};
+  const std::size_t before = open_descriptors();
+  for (const bool share : {true, false}) {
+    SCOPED_TRACE(share ? "shared" : "copied");
+    MessageWriter w(MessageType::kRunModel);
+    w.tensors(tensors, share);
+    std::thread writer([&] { EXPECT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone); });
+    MessageReader reader(pair.b);
+    reader.accept_files(true);
+    MessageType type{};
+    std::uint64_t length = 0;
+    ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
+    if (share) {
+      EXPECT_LT(length, 1024u);  // metadata and the small tensor only
+    } else {
+      EXPECT_GT(length, values.size() * sizeof(float));
+    }
+    std::vector<OwnedTensor> out;
+    ASSERT_EQ(reader.tensors(out), ChannelError::kNone) << reader.problem();
+    writer.join();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].shape, shape);
+    ASSERT_EQ(out[0].data.size(), values.size() * sizeof(float));
+    EXPECT_EQ(std::memcmp(out[0].data.data(), values.data(), out[0].data.size()), 0);
+    EXPECT_EQ(std::memcmp(out[1].data.data(), small.data(), out[1].data.size()), 0);
+    // The receiver's copy is its own: writing it changes nothing in the sealed file.
+    std::memset(out[0].data.data(), 0, out[0].data.size());
+    float first = -1;
+    ASSERT_EQ(::pread(file, &first, sizeof first, kOffset + sizeof(float)),
+              static_cast<ssize_t>(sizeof first));
+    EXPECT_EQ(first, 1.0f);
+  }
+  // The passed descriptor was closed once mapped; the mappings went with the tensors.
+  EXPECT_EQ(open_descriptors(), before);
+  ::close(file);
+}
+
+// The server's side takes no descriptors: a kInFile tensor from a worker is malformed, and
+// whatever a worker passes is closed as it arrives. A descriptor whose file does not hold the
+// bytes its tensor claims is refused too, before anything is mapped.
+TEST(SandboxChannelTest, RefusesDescriptorsWhereNoneMayComeAndFilesTooShort) {
+  std::vector<float> values(20000, 1.0f);
+  const int file = sealed_file(values, 0);
+  const std::vector<std::int64_t> shape = {20000};
+  const std::vector<std::int64_t> too_long = {40000};
+  for (const bool accept : {false, true}) {
+    SCOPED_TRACE(accept ? "accepting, file too short" : "not accepting");
+    SocketPair pair;
+    const std::size_t before = open_descriptors();
+    TensorView view{DType::kFloat32, accept ? too_long : shape, values.data(),
+                    (accept ? 40000u : 20000u) * sizeof(float)};
+    view.file = file;
+    MessageWriter w(MessageType::kOutputs);
+    w.tensors(std::span<const TensorView>(&view, 1), true);
+    ASSERT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone);
+    expect_malformed_tensors(pair.b, accept);
+    EXPECT_EQ(open_descriptors(), before);  // nothing of the peer's is left open
+  }
+  ::close(file);
 }
 
 TEST(SandboxChannelTest, ReadsTimeOutAtTheDeadline) {

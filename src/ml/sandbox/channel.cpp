@@ -2,12 +2,16 @@
 #include "ml/sandbox/channel.hpp"
 
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace slipstream::ml::sandbox {
 namespace {
@@ -86,9 +90,10 @@ void MessageWriter::str_ref(std::string_view bytes) {
 
 namespace {
 
-template <typename Tensor, typename ShapeOf, typename BytesOf>
+// `file_of(t)`: the descriptor and offset a tensor goes by, or {-1, 0} for inline.
+template <typename Tensor, typename ShapeOf, typename BytesOf, typename FileOf>
 void write_tensor_list(MessageWriter& w, std::span<const Tensor> tensors, ShapeOf shape_of,
-                       BytesOf bytes_of, std::string& metadata) {
+                       BytesOf bytes_of, FileOf file_of, std::string& metadata) {
   metadata.clear();
   auto put = [&metadata](const void* data, std::size_t size) {
     metadata.append(static_cast<const char*>(data), size);
@@ -104,6 +109,11 @@ void write_tensor_list(MessageWriter& w, std::span<const Tensor> tensors, ShapeO
     put(&rank, sizeof rank);
     for (const std::int64_t dim : shape) put(&dim, sizeof dim);
     put(&bytes, sizeof bytes);
+    const auto [file, offset] = file_of(t);
+    const auto place = static_cast<std::uint8_t>(file >= 0 ? TensorPlace::kInFile
+                                                           : TensorPlace::kInline);
+    put(&place, sizeof place);
+    if (file >= 0) put(&offset, sizeof offset);
   }
   w.u64(metadata.size());
   w.copy(metadata);
@@ -111,15 +121,32 @@ void write_tensor_list(MessageWriter& w, std::span<const Tensor> tensors, ShapeO
 
 }  // namespace
 
-void MessageWriter::tensors(std::span<const TensorView> list) {
+void MessageWriter::tensors(std::span<const TensorView> list, bool share_files) {
   std::string metadata;
+  std::vector<bool> shared(list.size(), false);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const TensorView& t = list[i];
+    shared[i] = share_files && t.file >= 0 && t.bytes >= kShareFromBytes &&
+                descriptors_.size() < kMaxDescriptors;
+    if (shared[i]) {
+      descriptors_.push_back(t.file);
+      shared_bytes_ += t.bytes;
+    }
+  }
+  std::size_t next = 0;
   write_tensor_list(
       *this, list, [](const TensorView& t) { return t.shape; },
       [](const TensorView& t) {
         return std::string_view(static_cast<const char*>(t.data), t.bytes);
       },
+      [&](const TensorView& t) {
+        return shared[next++] ? std::pair<int, std::uint64_t>{t.file, t.file_offset}
+                              : std::pair<int, std::uint64_t>{-1, 0};
+      },
       metadata);
-  for (const TensorView& t : list) reference(t.data, t.bytes);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!shared[i]) reference(list[i].data, list[i].bytes);
+  }
 }
 
 void MessageWriter::tensors(std::span<const OwnedTensor> list) {
@@ -127,7 +154,8 @@ void MessageWriter::tensors(std::span<const OwnedTensor> list) {
   write_tensor_list(
       *this, list,
       [](const OwnedTensor& t) { return std::span<const std::int64_t>(t.shape); },
-      [](const OwnedTensor& t) { return t.data.view(); }, metadata);
+      [](const OwnedTensor& t) { return t.data.view(); },
+      [](const OwnedTensor&) { return std::pair<int, std::uint64_t>{-1, 0}; }, metadata);
   for (const OwnedTensor& t : list) reference(t.data.data(), t.data.size());
 }
 
@@ -153,10 +181,29 @@ ChannelError MessageWriter::send(int fd, Deadline deadline) {
     pieces.push_back({small_.data() + small_done, small_.size() - small_done});
   }
 
+  // The descriptors go with the first bytes sent (SCM_RIGHTS), so they arrive with the header.
+  std::vector<char> control;
+  if (!descriptors_.empty()) {
+    control.assign(CMSG_SPACE(descriptors_.size() * sizeof(int)), 0);
+  }
   std::size_t first = 0;
+  bool descriptors_sent = descriptors_.empty();
   while (first < pieces.size()) {
     const int batch = static_cast<int>(std::min<std::size_t>(pieces.size() - first, IOV_MAX));
-    const ssize_t n = ::writev(fd, pieces.data() + first, batch);
+    msghdr message{};
+    message.msg_iov = pieces.data() + first;
+    message.msg_iovlen = static_cast<std::size_t>(batch);
+    if (!descriptors_sent) {
+      message.msg_control = control.data();
+      message.msg_controllen = control.size();
+      cmsghdr* header_of_rights = CMSG_FIRSTHDR(&message);
+      header_of_rights->cmsg_level = SOL_SOCKET;
+      header_of_rights->cmsg_type = SCM_RIGHTS;
+      header_of_rights->cmsg_len = CMSG_LEN(descriptors_.size() * sizeof(int));
+      std::memcpy(CMSG_DATA(header_of_rights), descriptors_.data(),
+                  descriptors_.size() * sizeof(int));
+    }
+    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -165,6 +212,7 @@ ChannelError MessageWriter::send(int fd, Deadline deadline) {
       }
       return errno == EPIPE || errno == ECONNRESET ? ChannelError::kClosed : ChannelError::kIo;
     }
+    descriptors_sent = true;
     auto written = static_cast<std::size_t>(n);
     while (first < pieces.size() && written >= pieces[first].iov_len) {
       written -= pieces[first].iov_len;
@@ -179,6 +227,94 @@ ChannelError MessageWriter::send(int fd, Deadline deadline) {
 }
 
 // ---- MessageReader ------------------------------------------------------------------------------
+
+MessageReader::~MessageReader() { close_files(); }
+
+void MessageReader::close_files() noexcept {
+  for (int file : files_) {
+    if (file >= 0) ::close(file);
+  }
+  files_.clear();
+  files_used_ = 0;
+}
+
+ssize_t MessageReader::receive(char* into, std::size_t size) {
+  alignas(cmsghdr) char control[CMSG_SPACE(kMaxDescriptors * sizeof(int))];
+  iovec piece{into, size};
+  msghdr message{};
+  message.msg_iov = &piece;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  if ((message.msg_flags & MSG_CTRUNC) != 0) too_many_files_ = true;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int file = -1;
+      std::memcpy(&file, CMSG_DATA(c) + i * sizeof(int), sizeof file);
+      if (accept_files_ && files_.size() < kMaxDescriptors) {
+        files_.push_back(file);
+      } else {
+        ::close(file);
+        if (accept_files_) too_many_files_ = true;
+      }
+    }
+  }
+  return n;
+}
+
+ChannelError MessageReader::map_file(std::uint64_t offset, std::uint64_t bytes, Buffer& out) {
+  if (!accept_files_) return protocol("a tensor passed by descriptor where none may be");
+  if (files_used_ >= files_.size()) return protocol("a tensor's descriptor is missing");
+  const int file = files_[files_used_++];
+  struct stat about {};
+  if (::fstat(file, &about) != 0 || !S_ISREG(about.st_mode)) {
+    return protocol("a tensor's descriptor is not a memory file");
+  }
+  std::uint64_t end = 0;
+  if (__builtin_add_overflow(offset, bytes, &end) ||
+      end > static_cast<std::uint64_t>(about.st_size)) {
+    return protocol("a tensor's bytes lie outside its file");
+  }
+  if (bytes == 0) {
+    out = Buffer();
+    return ChannelError::kNone;
+  }
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t start = offset / page * page;
+  const std::size_t length = static_cast<std::size_t>(end - start);
+  // Private: a model writing into its input gets its own copies of those pages. Mapped
+  // read-only first, with every page mapped at once (one call instead of a fault per page;
+  // writable, the pages would be copied as they are mapped), then made writable.
+  void* mapping = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, file,
+                         static_cast<off_t>(start));
+  if (mapping == MAP_FAILED) {
+    return protocol(std::string("cannot map a tensor's file: ") + std::strerror(errno));
+  }
+  if (::mprotect(mapping, length, PROT_READ | PROT_WRITE) != 0) {
+    const int error = errno;
+    ::munmap(mapping, length);
+    return protocol(std::string("cannot map a tensor's file writable: ") + std::strerror(error));
+  }
+  // The mapping keeps the file: its descriptor is not needed any more.
+  ::close(file);
+  files_[files_used_ - 1] = -1;
+  class Mapping final : public BufferStorage {
+   public:
+    Mapping(void* at, std::size_t length) : at_(at), length_(length) {}
+    ~Mapping() override { ::munmap(at_, length_); }
+
+   private:
+    void* at_;
+    std::size_t length_;
+  };
+  out = Buffer::adopt(static_cast<char*>(mapping) + (offset - start), static_cast<std::size_t>(bytes),
+                      std::make_unique<Mapping>(mapping, length));
+  return ChannelError::kNone;
+}
 
 ChannelError MessageReader::protocol(std::string text) {
   problem_ = std::move(text);
@@ -200,7 +336,7 @@ ChannelError MessageReader::fill(void* out, std::size_t size) {
     const bool direct = size >= buffer_.size() / 2;
     char* target = direct ? dest : buffer_.data();
     const std::size_t room = direct ? size : buffer_.size();
-    const ssize_t n = ::read(fd_, target, room);
+    const ssize_t n = receive(target, room);
     if (n > 0) {
       if (direct) {
         dest += n;
@@ -233,8 +369,12 @@ ChannelError MessageReader::next(Deadline deadline, MessageType& type, std::uint
   if (body_left_ > 0) {
     if (ChannelError e = skip_rest(); e != ChannelError::kNone) return e;
   }
+  // Descriptors come with a frame's first bytes: those of an earlier frame that it did not use
+  // are closed (requests and replies alternate, so nothing of a later frame is read yet).
+  if (begin_ == end_) close_files();
   FrameHeader header{};
   if (ChannelError e = fill(&header, sizeof header); e != ChannelError::kNone) return e;
+  if (too_many_files_) return protocol("more descriptors than a message may carry");
   if (header.magic != kMagic) return protocol("bad frame magic");
   type = static_cast<MessageType>(header.type);
   length = header.length;
@@ -281,6 +421,7 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
   if (ChannelError e = u32(count); e != ChannelError::kNone) return e;
   if (count > kMaxTensors) return protocol("too many tensors");
   std::vector<std::uint64_t> sizes(count);
+  std::vector<std::optional<std::uint64_t>> in_file(count);  // a passed file's offset
   out.resize(count);
   std::uint64_t payload = 0;
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -305,6 +446,17 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
         expected != sizes[i]) {
       return protocol("a tensor's byte count does not match its shape");
     }
+    std::uint8_t place = 0;
+    if (ChannelError e = u8(place); e != ChannelError::kNone) return e;
+    if (place == static_cast<std::uint8_t>(TensorPlace::kInFile)) {
+      std::uint64_t offset = 0;
+      if (ChannelError e = u64(offset); e != ChannelError::kNone) return e;
+      in_file[i] = offset;
+      continue;  // not in the message
+    }
+    if (place != static_cast<std::uint8_t>(TensorPlace::kInline)) {
+      return protocol("unknown tensor place " + std::to_string(place));
+    }
     if (__builtin_add_overflow(payload, sizes[i], &payload)) return protocol("tensors too large");
   }
   if (body_left_ != after_metadata) return protocol("tensor metadata length mismatch");
@@ -315,6 +467,12 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
     return ChannelError::kTooLarge;
   }
   for (std::uint32_t i = 0; i < count; ++i) {
+    if (in_file[i]) {
+      if (ChannelError e = map_file(*in_file[i], sizes[i], out[i].data); e != ChannelError::kNone) {
+        return e;
+      }
+      continue;
+    }
     out[i].data = Buffer::uninitialized(sizes[i]);
     if (ChannelError e = exact(out[i].data.data(), sizes[i]); e != ChannelError::kNone) return e;
   }

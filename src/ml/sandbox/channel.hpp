@@ -5,7 +5,15 @@
 // Frame: u32 magic, u32 type, u64 body length, then the body. Integers are little-endian host
 // order (both ends are the same binary on the same machine). Strings are u32 length + bytes.
 // A tensor list is: u64 metadata length; metadata (u32 count; per tensor u8 dtype, u32 rank,
-// i64 dims[rank], u64 bytes); then each tensor's bytes in order.
+// i64 dims[rank], u64 bytes, u8 place, and for place kInFile u64 offset); then the bytes of each
+// tensor whose place is kInline, in order.
+//
+// Inputs the server holds in sealed memory files (shared-memory segments) go to a worker by
+// descriptor instead (place kInFile): the frame's first bytes carry the descriptors (SCM_RIGHTS),
+// one per such tensor in order, and the worker maps each one privately (copy-on-write), so its
+// bytes are never copied and an in-place operator changes the worker's pages, never the stored
+// ones. Only the worker accepts descriptors; the server refuses a worker's kInFile tensor as
+// malformed and closes anything a worker passes.
 //
 // Every read and write on the server's side has a deadline: a worker that hangs or stops reading
 // costs the caller a timeout, never a stuck thread.
@@ -43,8 +51,19 @@ enum class MessageType : std::uint32_t {
   kOutputs = 103,  ///< tensors
 };
 
+/// Where a tensor's bytes are in a tensor list.
+enum class TensorPlace : std::uint8_t {
+  kInline = 0,  ///< in the message, after the metadata
+  kInFile = 1,  ///< in the next descriptor passed with the message, at the given offset
+};
+
+/// Tensors from this size go by descriptor when they are in a sealed memory file: below it,
+/// copying through the socket costs less than mapping, faulting and unmapping the pages.
+inline constexpr std::size_t kShareFromBytes = 64 * 1024;
+
 /// Limits on what a peer may send, checked before anything is allocated from its word.
 inline constexpr std::uint32_t kMaxRank = 64;
+inline constexpr std::size_t kMaxDescriptors = 253;  ///< per message (the kernel's SCM_MAX_FD)
 inline constexpr std::uint32_t kMaxTensors = 4096;
 inline constexpr std::uint64_t kMaxMetadataBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxStringBytes = 1u << 30;
@@ -72,10 +91,17 @@ class MessageWriter {
   void strs(std::span<const std::string> texts);
   /// u32 length, then `bytes` by reference (not copied).
   void str_ref(std::string_view bytes);
-  /// A tensor list; the payloads are referenced.
-  void tensors(std::span<const TensorView> tensors);
+  /// A tensor list; the payloads are referenced. With `share_files`, tensors of at least
+  /// kShareFromBytes that are in a sealed memory file (TensorView::file) go by descriptor, at
+  /// most kMaxDescriptors of them (the rest inline); the descriptors must stay open until send()
+  /// returns.
+  void tensors(std::span<const TensorView> tensors, bool share_files = false);
   /// A tensor list of owned tensors; the payloads are referenced.
   void tensors(std::span<const OwnedTensor> tensors);
+
+  /// The tensors that go by descriptor, and their bytes.
+  std::size_t shared_tensors() const noexcept { return descriptors_.size(); }
+  std::uint64_t shared_bytes() const noexcept { return shared_bytes_; }
 
   /// Sends the whole frame on `fd`. On a non-blocking fd, waits for room until `deadline`.
   ChannelError send(int fd, Deadline deadline);
@@ -94,6 +120,8 @@ class MessageWriter {
   std::uint32_t type_;
   std::string small_;
   std::vector<Splice> splices_;
+  std::vector<int> descriptors_;  // passed with the frame's first bytes (borrowed)
+  std::uint64_t shared_bytes_ = 0;
 };
 
 /// Reads framed messages from a socket, buffered; large reads go straight into the caller's
@@ -101,6 +129,13 @@ class MessageWriter {
 class MessageReader {
  public:
   explicit MessageReader(int fd) : fd_(fd) {}
+  ~MessageReader();
+  MessageReader(const MessageReader&) = delete;
+  MessageReader& operator=(const MessageReader&) = delete;
+
+  /// Whether tensors may come by descriptor (the worker's side). Off: a kInFile tensor is
+  /// malformed, and descriptors a peer passes are closed as they arrive.
+  void accept_files(bool accept) noexcept { accept_files_ = accept; }
 
   /// Reads the next frame header. Returns kNone with `type` and `length` set, or why not.
   ChannelError next(Deadline deadline, MessageType& type, std::uint64_t& length);
@@ -112,9 +147,10 @@ class MessageReader {
   ChannelError strs(std::vector<std::string>& texts);
   /// A string read into a Buffer (model archives: no copy through a std::string).
   ChannelError bytes(Buffer& out);
-  /// A tensor list; checks dtype, rank, and that each byte count matches its shape.
-  /// kTooLarge (nothing allocated, the bytes left unread) when the payloads together exceed
-  /// `max_payload`.
+  /// A tensor list; checks dtype, rank, and that each byte count matches its shape. A tensor
+  /// that came by descriptor is that file mapped privately (copy-on-write), after checking that
+  /// the file holds its bytes. kTooLarge (nothing allocated, the bytes left unread) when the
+  /// payloads together exceed `max_payload`.
   ChannelError tensors(std::vector<OwnedTensor>& out,
                        std::uint64_t max_payload = std::numeric_limits<std::uint64_t>::max());
   /// Discards what is left of the current body.
@@ -128,8 +164,17 @@ class MessageReader {
   ChannelError exact(void* out, std::size_t size);
   ChannelError fill(void* out, std::size_t size);  // from buffer, then the socket
   ChannelError protocol(std::string text);
+  // read() of the socket, keeping (or closing) the descriptors that come with the bytes.
+  ssize_t receive(char* into, std::size_t size);
+  void close_files() noexcept;
+  // The next passed descriptor mapped as `bytes` bytes at `offset`, into `out`.
+  ChannelError map_file(std::uint64_t offset, std::uint64_t bytes, Buffer& out);
 
   int fd_;
+  bool accept_files_ = false;
+  std::vector<int> files_;  // passed with the current message, not yet used (owned)
+  std::size_t files_used_ = 0;
+  bool too_many_files_ = false;
   Deadline deadline_ = kNoDeadline;
   std::uint64_t body_left_ = 0;
   std::vector<char> buffer_ = std::vector<char>(64 * 1024);

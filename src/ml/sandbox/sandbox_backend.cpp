@@ -361,6 +361,14 @@ class WorkerPool {
   ~WorkerPool() { shutdown(); }
 
   const SandboxOptions& options() const noexcept { return options_; }
+  // Counts the inputs `request` (sent) passed by descriptor.
+  void count_shared(const MessageWriter& request) noexcept {
+    mapped_.fetch_add(request.shared_tensors(), std::memory_order_relaxed);
+    mapped_bytes_.fetch_add(request.shared_bytes(), std::memory_order_relaxed);
+  }
+  Backend::InputCounters input_counters() const noexcept {
+    return {mapped_.load(std::memory_order_relaxed), mapped_bytes_.load(std::memory_order_relaxed)};
+  }
   std::uint64_t next_id() noexcept { return next_id_.fetch_add(1); }
 
   // A ready worker, or an empty lease with `error` set (shutting down, cannot start one).
@@ -465,6 +473,7 @@ class WorkerPool {
   bool stopped_ = false;                             // guarded by mutex_
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<std::uint64_t> restarts_{0};
+  std::atomic<std::uint64_t> mapped_{0}, mapped_bytes_{0};  // inputs passed by descriptor
 };
 
 Lease::~Lease() {
@@ -570,6 +579,7 @@ class SandboxedCode {
     if (ChannelError e = request.send(lease->fd(), limits.deadline); e != ChannelError::kNone) {
       return lost_worker(lease, e, "the run", start);
     }
+    pool_->count_shared(request);
     status = read_reply(lease, limits.deadline, MessageType::kOutputs, "the run", start,
                         [&](MessageReader& reader) {
                           return reader.tensors(outputs, limits.max_output_bytes);
@@ -598,7 +608,7 @@ class SandboxModel final : public Model {
              const RunLimits& limits) override {
     MessageWriter request(MessageType::kRunModel);
     request.u64(code_->id());
-    request.tensors(inputs);
+    request.tensors(inputs, code_->pool().options().share_inputs);
     return code_->call(request, limits, outputs);
   }
   const Device& device() const override { return code_->device(); }
@@ -629,7 +639,7 @@ class SandboxScript final : public Script {
     request.str(function);
     request.strs(keys);
     request.strs(args);
-    request.tensors(inputs);
+    request.tensors(inputs, code_->pool().options().share_inputs);
     return code_->call(request, limits, outputs);
   }
   const Device& device() const override { return code_->device(); }
@@ -694,6 +704,7 @@ class SandboxBackend final : public Backend {
   }
 
   void shutdown() override { pool_->shutdown(); }
+  InputCounters input_counters() const override { return pool_->input_counters(); }
 
  private:
   template <typename OnOk>

@@ -37,6 +37,10 @@ struct SandboxOptions {
   /// How long a worker may take to start, and a load (parse, check, compile) to finish.
   std::chrono::milliseconds start_timeout{30000};
   std::chrono::milliseconds load_timeout{120000};
+  /// Inputs held in sealed memory files (TensorView::file, from kShareFromBytes) go to the
+  /// worker by descriptor and are mapped there copy-on-write instead of being copied through the
+  /// channel. Off: every input's bytes are sent (the server's --share-model-inputs no).
+  bool share_inputs = true;
   /// Each worker's address-space limit in bytes (RLIMIT_AS, set as it starts); nullopt: none.
   /// libtorch alone maps about 600 MB; CUDA reserves far more address space than memory.
   std::optional<std::uint64_t> address_space_limit;

@@ -35,7 +35,9 @@ std::vector<TensorView> views_of(const std::vector<OwnedTensor>& tensors) {
 
 class WorkerLoop {
  public:
-  WorkerLoop(int fd, Backend& backend) : fd_(fd), reader_(fd), backend_(backend) {}
+  WorkerLoop(int fd, Backend& backend) : fd_(fd), reader_(fd), backend_(backend) {
+    reader_.accept_files(true);  // inputs the server holds in shared memory come mapped
+  }
 
   int run() {
     while (true) {
@@ -133,8 +135,9 @@ class WorkerLoop {
         if (ChannelError e = reader_.tensors(inputs); e != ChannelError::kNone) return e;
         auto it = models_.find(id);
         if (it == models_.end()) return reply_error("model not loaded in this worker");
-        // The inputs are this process's own copies: a model that writes into them (an in-place
-        // first layer) changes nothing the server stores.
+        // The inputs are this process's own copies, or private (copy-on-write) mappings of the
+        // server's sealed segments: a model that writes into them (an in-place first layer)
+        // changes nothing the server stores.
         std::vector<OwnedTensor> outputs;
         const std::vector<TensorView> views = views_of(inputs);
         Status status = it->second->run(views, outputs);

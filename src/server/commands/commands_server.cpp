@@ -120,6 +120,11 @@ void info_memory(Server& s, std::string& out) {
       counters.pool_misses.load(), ShmSparePool::huge_pages() ? 1 : 0,
       counters.total_descriptors_passed.load(), counters.loans_ahead.load(),
       counters.loans_ahead_bytes.load(), counters.spares_ready.load());
+  // Model inputs held here that reached a model worker mapped, not copied (issue 32).
+  const ml::Backend::InputCounters inputs =
+      s.backend() != nullptr ? s.backend()->input_counters() : ml::Backend::InputCounters{};
+  out += fmt::format("shm_model_inputs_mapped:{}\r\nshm_model_input_bytes_mapped:{}\r\n",
+                     inputs.mapped, inputs.mapped_bytes);
 }
 
 void info_persistence(Server& s, std::string& out) {

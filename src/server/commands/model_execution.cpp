@@ -7,6 +7,7 @@
 #include "server/net/reply.hpp"
 #include "server/server.hpp"
 #include "server/net/session.hpp"
+#include "server/shm/shm.hpp"
 #include "server/store/tensor_codec.hpp"
 
 namespace slipstream::server {
@@ -64,8 +65,14 @@ bool collect_inputs(CommandContext& c, std::span<const std::string> keys,
       execution.keep_alive.push_back(std::move(decoded));  // counted until the run is over
       continue;
     }
-    execution.inputs.push_back(
-        {tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size()});
+    ml::TensorView input{tensor.dtype, tensor.shape, tensor.data.data(), tensor.data.size()};
+    // A tensor in a sealed shared-memory segment: a worker may map the segment instead of
+    // receiving a copy (the segment's descriptor stays open while the value is kept alive).
+    if (const auto* segment = dynamic_cast<const ShmSegment*>(tensor.data.storage())) {
+      input.file = segment->fd();
+      input.file_offset = static_cast<std::uint64_t>(tensor.data.data() - segment->data());
+    }
+    execution.inputs.push_back(input);
     execution.keep_alive.push_back(value);  // the bytes stay valid even if the key is replaced
   }
   return true;
