@@ -216,14 +216,15 @@ std::function<int()> add_server_command(CLI::App& app) {
          "that needs more gets an error. 0: the physical memory (no limit on a machine with an "
          "NVIDIA GPU: CUDA reserves far more address space than memory); unlimited: no limit")
       ->default_str("0");
-  auto share_inputs = std::make_shared<bool>(true);
+  auto share_memory = std::make_shared<bool>(true);
   cmd->add_option_function<std::string>(
-         "--share-model-inputs",
-         [share_inputs](const std::string& text) {
-           *share_inputs = parse_yes_no("--share-model-inputs", text);
+         "--model-shared-memory",
+         [share_memory](const std::string& text) {
+           *share_memory = parse_yes_no("--model-shared-memory", text);
          },
          "yes: a model's inputs of 64 KiB or more held in shared memory reach its worker process "
-         "mapped copy-on-write, not copied; no: every input's bytes are copied to the worker")
+         "mapped copy-on-write, and its outputs of 64 KiB or more come back as shared-memory "
+         "files; no: every byte is copied through the worker's socket")
       ->default_str("yes");
   cmd->add_option("--intra-op-threads", options->intra_op_threads,
                   "Threads inside one model run (0: libtorch's default)")
@@ -255,7 +256,7 @@ std::function<int()> add_server_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
 
-  return [options, password_file, no_shm, daemon, worker_memory, share_inputs]() -> int {
+  return [options, password_file, no_shm, daemon, worker_memory, share_memory]() -> int {
     if (*no_shm) options->shm_size = 0;
     spdlog::set_level(spdlog::level::from_str(options->log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%t] %v");
@@ -301,7 +302,9 @@ std::function<int()> add_server_command(CLI::App& app) {
     }
     sandbox.workers = options->executor_threads + 1;
     sandbox.address_space_limit = *worker_memory;
-    sandbox.share_inputs = *share_inputs;
+    // Without the shared-memory pool inputs are never in segments, and outputs are kept on the
+    // heap: files would only be copied out again.
+    sandbox.share_memory = *share_memory && options->shm_size > 0;
     // What workers write to their stderr arrives quoted and bounded (sandbox_backend.hpp).
     sandbox.log = [](const std::string& line) { spdlog::warn("{}", line); };
     server.set_backend(ml::make_sandboxed_backend(std::move(sandbox)));

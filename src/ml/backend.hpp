@@ -131,13 +131,14 @@ class Backend {
   /// Compiles a script from source. Returns null and sets `error` on failure.
   virtual std::shared_ptr<Script> load_script(std::string_view source, const Device& device,
                                               std::string* error) = 0;
-  /// Inputs that reached another process mapped from their sealed memory file rather than
-  /// copied (TensorView::file), and their bytes, over the backend's life.
-  struct InputCounters {
-    std::uint64_t mapped = 0;
-    std::uint64_t mapped_bytes = 0;
+  /// Over the backend's life: inputs that reached another process mapped from their sealed
+  /// memory file rather than copied (TensorView::file), outputs that came back as memory files
+  /// rather than through a socket, and their bytes.
+  struct FileCounters {
+    std::uint64_t inputs = 0, input_bytes = 0;
+    std::uint64_t outputs = 0, output_bytes = 0;
   };
-  virtual InputCounters input_counters() const { return {}; }
+  virtual FileCounters file_counters() const { return {}; }
   /// Stops whatever runs and loads are in progress (they fail promptly) and refuses new ones.
   /// Called once when the server shuts down, before the executor threads are joined, so that a
   /// run that never ends cannot hold the process. Thread-safe.

@@ -151,13 +151,13 @@ std::int64_t info_number(RawClient& c, const std::string& field) {
 }
 
 // Issue 32: on the default path a stored input in shared memory reaches the worker mapped
-// copy-on-write (counted in INFO), on the forced old one (--share-model-inputs no) copied; the
-// stored values stay unchanged on both.
+// copy-on-write and a large output comes back as a file (both counted in INFO); on the forced old
+// one (--model-shared-memory no) both are copied. The stored values stay unchanged on both.
 class InPlaceRuns : public SandboxTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(InPlaceRuns, NeverChangeStoredInputs) {
   const bool share = GetParam();
-  ServerProcess server({"--share-model-inputs", share ? "yes" : "no"});
+  ServerProcess server({"--model-shared-memory", share ? "yes" : "no"});
   RawClient c = RawClient::tcp(server.port());
   ASSERT_TRUE(call_slow(c, {"AI.MODELSTORE", "relu", "TORCH", "CPU", "BLOB",
                       hostile("inplace_relu.pt")})
@@ -172,8 +172,15 @@ TEST_P(InPlaceRuns, NeverChangeStoredInputs) {
     const std::vector<float> values = ramp(count);
     put(c, "x", values);
     // A model output fed back in: large ones are stored in read-only shared memory.
+    const std::int64_t files_before = info_number(c, "shm_model_outputs_in_files");
     ASSERT_TRUE(c.call({"AI.MODELEXECUTE", "scale", "INPUTS", "1", "x", "OUTPUTS", "1", "y"})
                     .is_ok());
+    const bool large = count * sizeof(float) >= 64 * 1024;
+    EXPECT_EQ(info_number(c, "shm_model_outputs_in_files") - files_before,
+              share && large ? 1 : 0);
+    std::vector<float> scaled = values;
+    for (float& v : scaled) v = v * 2.0f + 1.0f;  // scale.pt: 2x + 1
+    EXPECT_EQ(blob(c, "y"), floats(scaled));
     const std::string x_before = blob(c, "x"), y_before = blob(c, "y");
     ASSERT_TRUE(c.call({"COPY", "y", "y_copy", "REPLACE"}).str() == ":1");
     const std::int64_t mapped_before = info_number(c, "shm_model_inputs_mapped");
@@ -189,8 +196,7 @@ TEST_P(InPlaceRuns, NeverChangeStoredInputs) {
     }
     // y (an output of 64 KiB or more, in shared memory) went mapped to its three runs; x (put
     // over TCP, on the heap) and small tensors were copied.
-    const bool mapped = share && count * sizeof(float) >= 64 * 1024;
-    EXPECT_EQ(info_number(c, "shm_model_inputs_mapped") - mapped_before, mapped ? 3 : 0);
+    EXPECT_EQ(info_number(c, "shm_model_inputs_mapped") - mapped_before, share && large ? 3 : 0);
     EXPECT_EQ(blob(c, "x"), x_before);
     EXPECT_EQ(blob(c, "y"), y_before);
     EXPECT_EQ(blob(c, "y_copy"), y_before);

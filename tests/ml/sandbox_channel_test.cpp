@@ -16,6 +16,7 @@
 #include <functional>
 #include <thread>
 
+#include "common/sealed_file.hpp"
 #include "ml/sandbox/channel.hpp"
 #include "ml/sandbox/worker.hpp"
 
@@ -37,9 +38,9 @@ struct SocketPair {
 };
 
 // Reads one message from `fd` whose tensor list must be refused as malformed, with a reason.
-void expect_malformed_tensors(int fd, bool accept_files = false) {
+void expect_malformed_tensors(int fd, FileUse use = FileUse::kRefuse) {
   MessageReader reader(fd);
-  reader.accept_files(accept_files);
+  reader.accept_files(use);
   MessageType type{};
   std::uint64_t length = 0;
   ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
@@ -153,7 +154,7 @@ TEST(SandboxChannelTest, TensorsInSealedFilesArriveMappedNotCopied) {
     w.tensors(tensors, share);
     std::thread writer([&] { EXPECT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone); });
     MessageReader reader(pair.b);
-    reader.accept_files(true);
+    reader.accept_files(FileUse::kMapPrivate);
     MessageType type{};
     std::uint64_t length = 0;
     ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
@@ -200,10 +201,69 @@ TEST(SandboxChannelTest, RefusesDescriptorsWhereNoneMayComeAndFilesTooShort) {
     MessageWriter w(MessageType::kOutputs);
     w.tensors(std::span<const TensorView>(&view, 1), true);
     ASSERT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone);
-    expect_malformed_tensors(pair.b, accept);
+    expect_malformed_tensors(pair.b, accept ? FileUse::kMapPrivate : FileUse::kRefuse);
     EXPECT_EQ(open_descriptors(), before);  // nothing of the peer's is left open
   }
   ::close(file);
+}
+
+// Issue 32: a worker's large output comes back as a memory file of its own, which the reading
+// side seals against every change before mapping it: the bytes arrive, the file is sealed, and
+// the message carries none of them. A file its sender still maps writable cannot be sealed, and
+// one holding more than its tensor is refused: both are malformed replies.
+TEST(SandboxChannelTest, OutputsComeBackAsFilesSealedByTheReader) {
+  std::vector<float> values(50000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f;
+  OwnedTensor output;
+  output.dtype = DType::kFloat32;
+  output.shape = {50000};
+  output.data = Buffer::copy_of({reinterpret_cast<const char*>(values.data()),
+                                 values.size() * sizeof(float)});
+  SocketPair pair;
+  {
+    MessageWriter w(MessageType::kOutputs);
+    w.tensors(std::span<const OwnedTensor>(&output, 1), true);
+    EXPECT_EQ(w.shared_tensors(), 1u);
+    ASSERT_EQ(w.send(pair.a, kNoDeadline), ChannelError::kNone);
+  }  // the writer's file is closed: the one in flight is the reader's
+  MessageReader reader(pair.b);
+  reader.accept_files(FileUse::kSealAndMap);
+  MessageType type{};
+  std::uint64_t length = 0;
+  ASSERT_EQ(reader.next(kNoDeadline, type, length), ChannelError::kNone);
+  EXPECT_LT(length, 1024u);
+  std::vector<OwnedTensor> out;
+  ASSERT_EQ(reader.tensors(out), ChannelError::kNone) << reader.problem();
+  ASSERT_EQ(out.size(), 1u);
+  const auto* file = dynamic_cast<const SealedFile*>(out[0].data.storage());
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(::fcntl(file->fd(), F_GET_SEALS) & F_SEAL_WRITE, F_SEAL_WRITE);
+  ASSERT_EQ(out[0].data.size(), values.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(out[0].data.data(), values.data(), out[0].data.size()), 0);
+
+  // A sender keeping a writable shared mapping of its file (so it could change the bytes after
+  // they are stored), and one passing a file larger than the tensor.
+  for (const bool mapped : {true, false}) {
+    SCOPED_TRACE(mapped ? "still mapped writable" : "file too large");
+    SocketPair hostile;
+    const std::size_t bytes = 20000 * sizeof(float);
+    const int own = ::memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    ASSERT_GE(own, 0);
+    ASSERT_EQ(::ftruncate(own, static_cast<off_t>(mapped ? bytes : 2 * bytes)), 0);
+    void* writable = mapped ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, own, 0)
+                            : nullptr;
+    ASSERT_NE(writable, MAP_FAILED);
+    const std::vector<std::int64_t> shape = {20000};
+    std::vector<float> unused(20000);
+    TensorView view{DType::kFloat32, shape, unused.data(), bytes};
+    view.file = own;  // what a hostile worker could send: its own file, by descriptor
+    MessageWriter w(MessageType::kOutputs);
+    w.tensors(std::span<const TensorView>(&view, 1), true);
+    ASSERT_EQ(w.send(hostile.a, kNoDeadline), ChannelError::kNone);
+    expect_malformed_tensors(hostile.b, FileUse::kSealAndMap);
+    if (mapped) ::munmap(writable, bytes);
+    ::close(own);
+  }
 }
 
 TEST(SandboxChannelTest, ReadsTimeOutAtTheDeadline) {

@@ -1,6 +1,8 @@
 // Framed messages between the server and its model workers; see channel.hpp.
 #include "ml/sandbox/channel.hpp"
 
+#include <fcntl.h>
+
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -12,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+
+#include "common/sealed_file.hpp"
 
 namespace slipstream::ml::sandbox {
 namespace {
@@ -91,6 +95,24 @@ void MessageWriter::str_ref(std::string_view bytes) {
 namespace {
 
 // `file_of(t)`: the descriptor and offset a tensor goes by, or {-1, 0} for inline.
+// A new memory file (sealable) holding `bytes`, or -1 when the kernel refuses one.
+int file_holding(std::string_view bytes) {
+  const int file = ::memfd_create("slipstream-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (file < 0) return -1;
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::pwrite(file, bytes.data() + written, bytes.size() - written,
+                               static_cast<off_t>(written));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(file);
+      return -1;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return file;
+}
+
 template <typename Tensor, typename ShapeOf, typename BytesOf, typename FileOf>
 void write_tensor_list(MessageWriter& w, std::span<const Tensor> tensors, ShapeOf shape_of,
                        BytesOf bytes_of, FileOf file_of, std::string& metadata) {
@@ -149,14 +171,34 @@ void MessageWriter::tensors(std::span<const TensorView> list, bool share_files) 
   }
 }
 
-void MessageWriter::tensors(std::span<const OwnedTensor> list) {
+void MessageWriter::tensors(std::span<const OwnedTensor> list, bool in_files) {
   std::string metadata;
+  std::vector<int> files(list.size(), -1);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Buffer& data = list[i].data;
+    if (!in_files || data.size() < kShareFromBytes || descriptors_.size() >= kMaxDescriptors) {
+      continue;
+    }
+    files[i] = file_holding(data.view());
+    if (files[i] < 0) continue;  // inline after all
+    owned_.push_back(files[i]);
+    descriptors_.push_back(files[i]);
+    shared_bytes_ += data.size();
+  }
+  std::size_t next = 0;
   write_tensor_list(
       *this, list,
       [](const OwnedTensor& t) { return std::span<const std::int64_t>(t.shape); },
       [](const OwnedTensor& t) { return t.data.view(); },
-      [](const OwnedTensor&) { return std::pair<int, std::uint64_t>{-1, 0}; }, metadata);
-  for (const OwnedTensor& t : list) reference(t.data.data(), t.data.size());
+      [&](const OwnedTensor&) { return std::pair<int, std::uint64_t>{files[next++], 0}; },
+      metadata);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (files[i] < 0) reference(list[i].data.data(), list[i].data.size());
+  }
+}
+
+MessageWriter::~MessageWriter() {
+  for (int file : owned_) ::close(file);
 }
 
 ChannelError MessageWriter::send(int fd, Deadline deadline) {
@@ -255,11 +297,12 @@ ssize_t MessageReader::receive(char* into, std::size_t size) {
     for (std::size_t i = 0; i < count; ++i) {
       int file = -1;
       std::memcpy(&file, CMSG_DATA(c) + i * sizeof(int), sizeof file);
-      if (accept_files_ && files_.size() < kMaxDescriptors) {
+      const bool accept = file_use_ != FileUse::kRefuse;
+      if (accept && files_.size() < kMaxDescriptors) {
         files_.push_back(file);
       } else {
         ::close(file);
-        if (accept_files_) too_many_files_ = true;
+        if (accept) too_many_files_ = true;
       }
     }
   }
@@ -267,7 +310,9 @@ ssize_t MessageReader::receive(char* into, std::size_t size) {
 }
 
 ChannelError MessageReader::map_file(std::uint64_t offset, std::uint64_t bytes, Buffer& out) {
-  if (!accept_files_) return protocol("a tensor passed by descriptor where none may be");
+  if (file_use_ == FileUse::kRefuse) {
+    return protocol("a tensor passed by descriptor where none may be");
+  }
   if (files_used_ >= files_.size()) return protocol("a tensor's descriptor is missing");
   const int file = files_[files_used_++];
   struct stat about {};
@@ -279,8 +324,26 @@ ChannelError MessageReader::map_file(std::uint64_t offset, std::uint64_t bytes, 
       end > static_cast<std::uint64_t>(about.st_size)) {
     return protocol("a tensor's bytes lie outside its file");
   }
-  if (bytes == 0) {
-    out = Buffer();
+  if (bytes == 0) return protocol("an empty tensor passed by descriptor");
+  if (file_use_ == FileUse::kSealAndMap) {
+    // A worker's file becomes a stored value: exactly the tensor's bytes, and sealed here against
+    // every change (which the kernel refuses while the worker still maps it writable) before
+    // anything is read from it.
+    if (offset != 0 || end != static_cast<std::uint64_t>(about.st_size)) {
+      return protocol("a tensor's file holds more than its bytes");
+    }
+    constexpr int kAllSeals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    if (::fcntl(file, F_ADD_SEALS, kAllSeals) != 0 ||
+        (::fcntl(file, F_GET_SEALS) & kAllSeals) != kAllSeals) {
+      return protocol(std::string("a tensor's file cannot be sealed: ") + std::strerror(errno));
+    }
+    void* mapping = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ, MAP_SHARED, file, 0);
+    if (mapping == MAP_FAILED) {
+      return protocol(std::string("cannot map a tensor's file: ") + std::strerror(errno));
+    }
+    files_[files_used_ - 1] = -1;  // now the buffer's
+    out = Buffer::adopt(static_cast<char*>(mapping), static_cast<std::size_t>(bytes),
+                        std::make_unique<SealedFile>(file, mapping, static_cast<std::size_t>(bytes)));
     return ChannelError::kNone;
   }
   const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -423,7 +486,7 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
   std::vector<std::uint64_t> sizes(count);
   std::vector<std::optional<std::uint64_t>> in_file(count);  // a passed file's offset
   out.resize(count);
-  std::uint64_t payload = 0;
+  std::uint64_t payload = 0, in_files = 0;  // bytes in the message, and in passed files
   for (std::uint32_t i = 0; i < count; ++i) {
     std::uint8_t dtype = 0;
     std::uint32_t rank = 0;
@@ -452,6 +515,9 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
       std::uint64_t offset = 0;
       if (ChannelError e = u64(offset); e != ChannelError::kNone) return e;
       in_file[i] = offset;
+      if (__builtin_add_overflow(in_files, sizes[i], &in_files)) {
+        return protocol("tensors too large");
+      }
       continue;  // not in the message
     }
     if (place != static_cast<std::uint8_t>(TensorPlace::kInline)) {
@@ -461,8 +527,10 @@ ChannelError MessageReader::tensors(std::vector<OwnedTensor>& out, std::uint64_t
   }
   if (body_left_ != after_metadata) return protocol("tensor metadata length mismatch");
   if (payload > body_left_) return protocol("tensor bytes missing from the message");
-  if (payload > max_payload) {
-    problem_ = "its outputs hold " + std::to_string(payload) + " bytes, more than the " +
+  std::uint64_t total = 0;
+  if (__builtin_add_overflow(payload, in_files, &total)) return protocol("tensors too large");
+  if (total > max_payload) {
+    problem_ = "its outputs hold " + std::to_string(total) + " bytes, more than the " +
                std::to_string(max_payload) + " bytes maxmemory leaves free";
     return ChannelError::kTooLarge;
   }

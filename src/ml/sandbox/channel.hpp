@@ -8,12 +8,17 @@
 // i64 dims[rank], u64 bytes, u8 place, and for place kInFile u64 offset); then the bytes of each
 // tensor whose place is kInline, in order.
 //
-// Inputs the server holds in sealed memory files (shared-memory segments) go to a worker by
-// descriptor instead (place kInFile): the frame's first bytes carry the descriptors (SCM_RIGHTS),
-// one per such tensor in order, and the worker maps each one privately (copy-on-write), so its
-// bytes are never copied and an in-place operator changes the worker's pages, never the stored
-// ones. Only the worker accepts descriptors; the server refuses a worker's kInFile tensor as
-// malformed and closes anything a worker passes.
+// Large tensors may go by descriptor instead (place kInFile): the frame's first bytes carry the
+// descriptors (SCM_RIGHTS), one per such tensor in order.
+// - Inputs the server holds in sealed memory files (shared-memory segments): the worker maps each
+//   one privately (copy-on-write), so its bytes are never copied and an in-place operator
+//   changes the worker's pages, never the stored ones (FileUse::kMapPrivate).
+// - Outputs, when the run request allows it: the worker writes each into a memory file of its
+//   own and passes it; the server seals it against every change before mapping it read-only
+//   (FileUse::kSealAndMap), so the worker cannot alter what is stored, and the file becomes the
+//   stored value's shared-memory segment instead of being copied twice more.
+// A reader that expects none (FileUse::kRefuse) finds a kInFile tensor malformed and closes
+// anything passed.
 //
 // Every read and write on the server's side has a deadline: a worker that hangs or stops reading
 // costs the caller a timeout, never a stuck thread.
@@ -40,8 +45,9 @@ enum class MessageType : std::uint32_t {
   kLoadModel = 1,   ///< u64 id, str device, str archive bytes       -> kOk | kError
   kLoadScript = 2,  ///< u64 id, str device, str source              -> kOk(str list) | kError
   kUnload = 3,      ///< u64 id                                       (no reply)
-  kRunModel = 4,    ///< u64 id, tensors                              -> kOutputs | kError
-  kRunScript = 5,   ///< u64 id, str function, strs keys, strs args, tensors -> kOutputs | kError
+  kRunModel = 4,    ///< u64 id, u8 run flags, tensors                -> kOutputs | kError
+  kRunScript = 5,   ///< u64 id, u8 run flags, str function, strs keys, strs args, tensors
+                    ///< -> kOutputs | kError
   kDeviceCheck = 6,  ///< str device                                  -> kOk | kError
   kLoadOnnxModel = 7,  ///< u64 id, str device, str ModelProto bytes  -> kOk | kError
   // worker -> server
@@ -49,6 +55,16 @@ enum class MessageType : std::uint32_t {
   kOk = 101,
   kError = 102,   ///< str message
   kOutputs = 103,  ///< tensors
+};
+
+/// Flags of a run request.
+inline constexpr std::uint8_t kOutputsInFiles = 1;  ///< outputs from kShareFromBytes may be files
+
+/// What a reader does with tensors that come by descriptor.
+enum class FileUse : std::uint8_t {
+  kRefuse,      ///< malformed: none may come (closed as they arrive)
+  kMapPrivate,  ///< the server's sealed segments, mapped copy-on-write (the worker's side)
+  kSealAndMap,  ///< a worker's own files, sealed here first, then mapped read-only (the server's)
 };
 
 /// Where a tensor's bytes are in a tensor list.
@@ -80,6 +96,9 @@ inline constexpr Deadline kNoDeadline = Deadline::max();
 class MessageWriter {
  public:
   explicit MessageWriter(MessageType type);
+  ~MessageWriter();
+  MessageWriter(const MessageWriter&) = delete;
+  MessageWriter& operator=(const MessageWriter&) = delete;
 
   void u8(std::uint8_t value) { raw(&value, sizeof value); }
   void u32(std::uint32_t value) { raw(&value, sizeof value); }
@@ -96,8 +115,10 @@ class MessageWriter {
   /// most kMaxDescriptors of them (the rest inline); the descriptors must stay open until send()
   /// returns.
   void tensors(std::span<const TensorView> tensors, bool share_files = false);
-  /// A tensor list of owned tensors; the payloads are referenced.
-  void tensors(std::span<const OwnedTensor> tensors);
+  /// A tensor list of owned tensors; the payloads are referenced. With `in_files`, tensors of at
+  /// least kShareFromBytes are written into memory files of their own and go by descriptor (the
+  /// worker's outputs); one that cannot be goes inline.
+  void tensors(std::span<const OwnedTensor> tensors, bool in_files = false);
 
   /// The tensors that go by descriptor, and their bytes.
   std::size_t shared_tensors() const noexcept { return descriptors_.size(); }
@@ -120,7 +141,8 @@ class MessageWriter {
   std::uint32_t type_;
   std::string small_;
   std::vector<Splice> splices_;
-  std::vector<int> descriptors_;  // passed with the frame's first bytes (borrowed)
+  std::vector<int> descriptors_;  // passed with the frame's first bytes
+  std::vector<int> owned_;        // of those, files this writer made (closed with it)
   std::uint64_t shared_bytes_ = 0;
 };
 
@@ -133,9 +155,8 @@ class MessageReader {
   MessageReader(const MessageReader&) = delete;
   MessageReader& operator=(const MessageReader&) = delete;
 
-  /// Whether tensors may come by descriptor (the worker's side). Off: a kInFile tensor is
-  /// malformed, and descriptors a peer passes are closed as they arrive.
-  void accept_files(bool accept) noexcept { accept_files_ = accept; }
+  /// What tensors that come by descriptor become (FileUse); kRefuse until set.
+  void accept_files(FileUse use) noexcept { file_use_ = use; }
 
   /// Reads the next frame header. Returns kNone with `type` and `length` set, or why not.
   ChannelError next(Deadline deadline, MessageType& type, std::uint64_t& length);
@@ -148,8 +169,8 @@ class MessageReader {
   /// A string read into a Buffer (model archives: no copy through a std::string).
   ChannelError bytes(Buffer& out);
   /// A tensor list; checks dtype, rank, and that each byte count matches its shape. A tensor
-  /// that came by descriptor is that file mapped privately (copy-on-write), after checking that
-  /// the file holds its bytes. kTooLarge (nothing allocated, the bytes left unread) when the
+  /// that came by descriptor is that file mapped as accept_files() says, after checking that the
+  /// file holds its bytes (and, sealed here, no more). kTooLarge (nothing allocated, the bytes left unread) when the
   /// payloads together exceed `max_payload`.
   ChannelError tensors(std::vector<OwnedTensor>& out,
                        std::uint64_t max_payload = std::numeric_limits<std::uint64_t>::max());
@@ -171,7 +192,7 @@ class MessageReader {
   ChannelError map_file(std::uint64_t offset, std::uint64_t bytes, Buffer& out);
 
   int fd_;
-  bool accept_files_ = false;
+  FileUse file_use_ = FileUse::kRefuse;
   std::vector<int> files_;  // passed with the current message, not yet used (owned)
   std::size_t files_used_ = 0;
   bool too_many_files_ = false;

@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "common/sealed_file.hpp"
 #include "ml/sandbox/channel.hpp"
 
 namespace slipstream::ml {
@@ -363,11 +364,20 @@ class WorkerPool {
   const SandboxOptions& options() const noexcept { return options_; }
   // Counts the inputs `request` (sent) passed by descriptor.
   void count_shared(const MessageWriter& request) noexcept {
-    mapped_.fetch_add(request.shared_tensors(), std::memory_order_relaxed);
-    mapped_bytes_.fetch_add(request.shared_bytes(), std::memory_order_relaxed);
+    inputs_.fetch_add(request.shared_tensors(), std::memory_order_relaxed);
+    input_bytes_.fetch_add(request.shared_bytes(), std::memory_order_relaxed);
   }
-  Backend::InputCounters input_counters() const noexcept {
-    return {mapped_.load(std::memory_order_relaxed), mapped_bytes_.load(std::memory_order_relaxed)};
+  // Counts the outputs that came as files.
+  void count_shared(const std::vector<OwnedTensor>& outputs) noexcept {
+    for (const OwnedTensor& output : outputs) {
+      if (dynamic_cast<const SealedFile*>(output.data.storage()) == nullptr) continue;
+      outputs_.fetch_add(1, std::memory_order_relaxed);
+      output_bytes_.fetch_add(output.data.size(), std::memory_order_relaxed);
+    }
+  }
+  Backend::FileCounters file_counters() const noexcept {
+    return {inputs_.load(std::memory_order_relaxed), input_bytes_.load(std::memory_order_relaxed),
+            outputs_.load(std::memory_order_relaxed), output_bytes_.load(std::memory_order_relaxed)};
   }
   std::uint64_t next_id() noexcept { return next_id_.fetch_add(1); }
 
@@ -473,7 +483,8 @@ class WorkerPool {
   bool stopped_ = false;                             // guarded by mutex_
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<std::uint64_t> restarts_{0};
-  std::atomic<std::uint64_t> mapped_{0}, mapped_bytes_{0};  // inputs passed by descriptor
+  // Tensors passed by descriptor (file_counters).
+  std::atomic<std::uint64_t> inputs_{0}, input_bytes_{0}, outputs_{0}, output_bytes_{0};
 };
 
 Lease::~Lease() {
@@ -580,11 +591,14 @@ class SandboxedCode {
       return lost_worker(lease, e, "the run", start);
     }
     pool_->count_shared(request);
+    lease->reader().accept_files(pool_->options().share_memory ? sandbox::FileUse::kSealAndMap
+                                                               : sandbox::FileUse::kRefuse);
     status = read_reply(lease, limits.deadline, MessageType::kOutputs, "the run", start,
                         [&](MessageReader& reader) {
                           return reader.tensors(outputs, limits.max_output_bytes);
                         });
     if (!status.ok) outputs.clear();
+    pool_->count_shared(outputs);
     return status;
   }
 
@@ -607,8 +621,10 @@ class SandboxModel final : public Model {
   Status run(std::span<const TensorView> inputs, std::vector<OwnedTensor>& outputs,
              const RunLimits& limits) override {
     MessageWriter request(MessageType::kRunModel);
+    const bool share = code_->pool().options().share_memory;
     request.u64(code_->id());
-    request.tensors(inputs, code_->pool().options().share_inputs);
+    request.u8(share ? sandbox::kOutputsInFiles : 0);
+    request.tensors(inputs, share);
     return code_->call(request, limits, outputs);
   }
   const Device& device() const override { return code_->device(); }
@@ -634,12 +650,14 @@ class SandboxScript final : public Script {
       outputs.clear();
       return Status::failure("the script has no function '" + std::string(function) + "'");
     }
+    const bool share = code_->pool().options().share_memory;
     MessageWriter request(MessageType::kRunScript);
     request.u64(code_->id());
+    request.u8(share ? sandbox::kOutputsInFiles : 0);
     request.str(function);
     request.strs(keys);
     request.strs(args);
-    request.tensors(inputs, code_->pool().options().share_inputs);
+    request.tensors(inputs, share);
     return code_->call(request, limits, outputs);
   }
   const Device& device() const override { return code_->device(); }
@@ -704,7 +722,7 @@ class SandboxBackend final : public Backend {
   }
 
   void shutdown() override { pool_->shutdown(); }
-  InputCounters input_counters() const override { return pool_->input_counters(); }
+  FileCounters file_counters() const override { return pool_->file_counters(); }
 
  private:
   template <typename OnOk>

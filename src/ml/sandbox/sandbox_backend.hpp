@@ -37,10 +37,12 @@ struct SandboxOptions {
   /// How long a worker may take to start, and a load (parse, check, compile) to finish.
   std::chrono::milliseconds start_timeout{30000};
   std::chrono::milliseconds load_timeout{120000};
-  /// Inputs held in sealed memory files (TensorView::file, from kShareFromBytes) go to the
-  /// worker by descriptor and are mapped there copy-on-write instead of being copied through the
-  /// channel. Off: every input's bytes are sent (the server's --share-model-inputs no).
-  bool share_inputs = true;
+  /// Tensors of kShareFromBytes or more travel between the server and a worker as memory files
+  /// instead of through the channel (channel.hpp): inputs held in sealed memory files
+  /// (TensorView::file) are mapped copy-on-write in the worker, and outputs come as files the
+  /// worker wrote, sealed by the server (an output's Buffer is then a SealedFile). Off: every
+  /// byte is copied through the channel (the server's --model-shared-memory no).
+  bool share_memory = true;
   /// Each worker's address-space limit in bytes (RLIMIT_AS, set as it starts); nullopt: none.
   /// libtorch alone maps about 600 MB; CUDA reserves far more address space than memory.
   std::optional<std::uint64_t> address_space_limit;

@@ -36,7 +36,7 @@ std::vector<TensorView> views_of(const std::vector<OwnedTensor>& tensors) {
 class WorkerLoop {
  public:
   WorkerLoop(int fd, Backend& backend) : fd_(fd), reader_(fd), backend_(backend) {
-    reader_.accept_files(true);  // inputs the server holds in shared memory come mapped
+    reader_.accept_files(FileUse::kMapPrivate);  // inputs held in shared memory come mapped
   }
 
   int run() {
@@ -64,10 +64,12 @@ class WorkerLoop {
     return w.send(fd_, kNoDeadline);
   }
 
-  ChannelError reply_outputs(const Status& status, const std::vector<OwnedTensor>& outputs) {
+  // `flags`: the run request's (kOutputsInFiles: large outputs go as memory files).
+  ChannelError reply_outputs(const Status& status, const std::vector<OwnedTensor>& outputs,
+                             std::uint8_t flags) {
     if (!status.ok) return reply_error(status.message);
     MessageWriter w(MessageType::kOutputs);
-    w.tensors(std::span<const OwnedTensor>(outputs));
+    w.tensors(std::span<const OwnedTensor>(outputs), (flags & kOutputsInFiles) != 0);
     return w.send(fd_, kNoDeadline);
   }
 
@@ -131,7 +133,9 @@ class WorkerLoop {
         return ChannelError::kNone;
       case MessageType::kRunModel: {
         std::vector<OwnedTensor> inputs;
+        std::uint8_t flags = 0;
         if (ChannelError e = reader_.u64(id); e != ChannelError::kNone) return e;
+        if (ChannelError e = reader_.u8(flags); e != ChannelError::kNone) return e;
         if (ChannelError e = reader_.tensors(inputs); e != ChannelError::kNone) return e;
         auto it = models_.find(id);
         if (it == models_.end()) return reply_error("model not loaded in this worker");
@@ -141,13 +145,15 @@ class WorkerLoop {
         std::vector<OwnedTensor> outputs;
         const std::vector<TensorView> views = views_of(inputs);
         Status status = it->second->run(views, outputs);
-        return reply_outputs(status, outputs);
+        return reply_outputs(status, outputs, flags);
       }
       case MessageType::kRunScript: {
         std::string function;
         std::vector<std::string> keys, args;
         std::vector<OwnedTensor> inputs;
+        std::uint8_t flags = 0;
         if (ChannelError e = reader_.u64(id); e != ChannelError::kNone) return e;
+        if (ChannelError e = reader_.u8(flags); e != ChannelError::kNone) return e;
         if (ChannelError e = reader_.str(function); e != ChannelError::kNone) return e;
         if (ChannelError e = reader_.strs(keys); e != ChannelError::kNone) return e;
         if (ChannelError e = reader_.strs(args); e != ChannelError::kNone) return e;
@@ -157,7 +163,7 @@ class WorkerLoop {
         std::vector<OwnedTensor> outputs;
         const std::vector<TensorView> views = views_of(inputs);
         Status status = it->second->run(function, views, keys, args, outputs);
-        return reply_outputs(status, outputs);
+        return reply_outputs(status, outputs, flags);
       }
       default:
         return ChannelError::kProtocol;

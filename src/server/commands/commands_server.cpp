@@ -120,11 +120,14 @@ void info_memory(Server& s, std::string& out) {
       counters.pool_misses.load(), ShmSparePool::huge_pages() ? 1 : 0,
       counters.total_descriptors_passed.load(), counters.loans_ahead.load(),
       counters.loans_ahead_bytes.load(), counters.spares_ready.load());
-  // Model inputs held here that reached a model worker mapped, not copied (issue 32).
-  const ml::Backend::InputCounters inputs =
-      s.backend() != nullptr ? s.backend()->input_counters() : ml::Backend::InputCounters{};
-  out += fmt::format("shm_model_inputs_mapped:{}\r\nshm_model_input_bytes_mapped:{}\r\n",
-                     inputs.mapped, inputs.mapped_bytes);
+  // Model inputs held here that reached a model worker mapped, not copied, and outputs that came
+  // back as files (issue 32).
+  const ml::Backend::FileCounters files =
+      s.backend() != nullptr ? s.backend()->file_counters() : ml::Backend::FileCounters{};
+  out += fmt::format(
+      "shm_model_inputs_mapped:{}\r\nshm_model_input_bytes_mapped:{}\r\n"
+      "shm_model_outputs_in_files:{}\r\nshm_model_output_bytes_in_files:{}\r\n",
+      files.inputs, files.input_bytes, files.outputs, files.output_bytes);
 }
 
 void info_persistence(Server& s, std::string& out) {

@@ -7,6 +7,7 @@
 #include "server/net/reply.hpp"
 #include "server/server.hpp"
 #include "server/net/session.hpp"
+#include "common/sealed_file.hpp"
 #include "server/shm/shm.hpp"
 #include "server/store/tensor_codec.hpp"
 
@@ -186,13 +187,20 @@ std::function<void(ReplyBuffer&)> store_outputs(Server& server,
   std::vector<std::pair<std::string, std::shared_ptr<Value>>> entries;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     ml::OwnedTensor& out = outputs[i];
-    // Outputs of a useful size go to shared memory (one copy, here on the executor's thread), so
-    // local clients view them without a copy; if the pool is full they stay on the heap.
+    // Outputs of a useful size go to shared memory, so local clients view them without a copy:
+    // a worker's output that came as a sealed file becomes the segment itself; others are copied
+    // in (once, here on the executor's thread). If the pool is full they stay on the heap.
     SharedMemory& shm = server.shared_memory();
-    if (shm.enabled() && out.data.size() >= kShmOutputMinBytes) {
+    const bool in_file = dynamic_cast<const SealedFile*>(out.data.storage()) != nullptr;
+    if (shm.enabled() && (in_file || out.data.size() >= kShmOutputMinBytes)) {
       ShmFailure failure;
       std::string error;
-      if (auto moved = shm.copy_in(out.data.view(), &failure, &error)) out.data = std::move(*moved);
+      auto moved = in_file ? shm.adopt_sealed(out.data, &failure, &error)
+                           : shm.copy_in(out.data.view(), &failure, &error);
+      if (moved) out.data = std::move(*moved);
+    }
+    if (dynamic_cast<const SealedFile*>(out.data.storage()) != nullptr) {
+      out.data = out.data.clone();  // a file the pool could not take: its bytes on the heap
     }
     entries.emplace_back(keys[i], std::make_shared<Value>(Tensor{out.dtype, std::move(out.shape),
                                                                  std::move(out.data)}));

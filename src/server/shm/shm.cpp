@@ -1,6 +1,8 @@
 // Shared-memory segments, loans and the pool; see shm.hpp.
 #include "server/shm/shm.hpp"
 
+#include "common/sealed_file.hpp"
+
 #include <random>
 
 #include <fcntl.h>
@@ -261,6 +263,35 @@ std::optional<Buffer> SharedMemory::copy_in(std::string_view bytes, ShmFailure* 
   auto segment = std::make_unique<ShmSegment>(fd, mapping, bytes.size(), std::move(*reservation),
                                               counters_);
   return Buffer::adopt(static_cast<char*>(mapping), bytes.size(), std::move(segment));
+}
+
+std::optional<Buffer> SharedMemory::adopt_sealed(const Buffer& buffer, ShmFailure* failure,
+                                                 std::string* error) {
+  const auto* sealed = dynamic_cast<const SealedFile*>(buffer.storage());
+  *failure = ShmFailure::kSystem;
+  if (sealed == nullptr || buffer.empty()) {
+    *error = "ERR not a sealed memory file";
+    return std::nullopt;
+  }
+  *failure = ShmFailure::kFull;
+  auto reservation = reserve(buffer.size(), error);
+  if (!reservation) return std::nullopt;
+  *failure = ShmFailure::kSystem;
+  const int fd = ::fcntl(sealed->fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = "ERR " + errno_text("adopting a sealed file");
+    return std::nullopt;
+  }
+  void* mapping = map_read_only(fd, buffer.size());
+  if (mapping == MAP_FAILED) {
+    *error = "ERR " + errno_text("mapping a sealed file");
+    ::close(fd);
+    return std::nullopt;
+  }
+  *failure = ShmFailure::kNone;
+  auto segment = std::make_unique<ShmSegment>(fd, mapping, buffer.size(), std::move(*reservation),
+                                              counters_);
+  return Buffer::adopt(static_cast<char*>(mapping), buffer.size(), std::move(segment));
 }
 
 ShmWriterSegment::ShmWriterSegment(std::uint64_t id, int fd, void* mapping, std::size_t size,

@@ -196,6 +196,12 @@ class SharedMemory {
   /// is writable). nullopt with `failure`/`error` set when the pool is full or the kernel refused.
   std::optional<Buffer> copy_in(std::string_view bytes, ShmFailure* failure, std::string* error);
 
+  /// A segment over the sealed memory file that holds `buffer` (its storage a SealedFile: a model
+  /// worker's output), counted in the pool like any other; the file is shared, not copied.
+  /// nullopt with `failure`/`error` set when the pool is full or the kernel refused (`buffer`
+  /// is left as it was).
+  std::optional<Buffer> adopt_sealed(const Buffer& buffer, ShmFailure* failure, std::string* error);
+
   /// A new writer segment of `size` bytes (> 0) holding `memory`; null with `failure`/`error`
   /// set when the pool is full or the kernel refused (`memory` is released then).
   std::shared_ptr<ShmWriterSegment> create_writer_segment(std::size_t size,
