@@ -46,8 +46,9 @@ std::string trimmed_path(const Node& root, const char* key, const char* fallback
   return path;
 }
 
-// The path segment `node` adds below its parent ("" for none).
-std::string segment(const Node& node) {
+}  // namespace
+
+std::string path_segment(const Node& node) {
   switch (node.kind) {
     case Kind::kIteration:
     case Kind::kSeries:
@@ -69,12 +70,10 @@ std::string segment(const Node& node) {
   }
 }
 
-}  // namespace
-
 std::string path_in_iteration(const std::shared_ptr<Node>& node) {
   std::vector<std::string> segments;
   for (std::shared_ptr<Node> at = node; at && at->kind != Kind::kIteration; at = at->parent.lock()) {
-    std::string part = segment(*at);
+    std::string part = path_segment(*at);
     if (!part.empty()) segments.push_back(std::move(part));
   }
   std::string path;

@@ -90,10 +90,20 @@ void fill_defaults(Node& node) {
   }
 }
 
-// Every node below `node`, depth first, with its path.
-void walk(const std::shared_ptr<Node>& node, std::vector<std::shared_ptr<Node>>& out) {
-  out.push_back(node);
-  for (const auto& [name, child] : node->child_nodes) walk(child, out);
+// Every node below `node` (whose path below its iteration is `path`), depth first, with its path
+// as path_in_iteration gives it: built from the parent's, once per node.
+void walk(const std::shared_ptr<Node>& node, const std::string& path,
+          std::vector<std::shared_ptr<Node>>& nodes, std::vector<std::string>& paths) {
+  nodes.push_back(node);
+  paths.push_back(path);
+  for (const auto& [name, child] : node->child_nodes) {
+    std::string part = path_segment(*child);
+    if (part.empty()) {
+      walk(child, path, nodes, paths);
+    } else {
+      walk(child, path.empty() ? part : path + '/' + part, nodes, paths);
+    }
+  }
 }
 
 // A constant's value as `dtype` bytes, for a load of a constant component.
@@ -143,12 +153,15 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
   }
   if (!self) throw error::Internal("an iteration missing from its series");
   std::vector<std::shared_ptr<Node>> nodes;
-  walk(self, nodes);
+  // The attributes refer to the paths: not grown once the walk is done.
+  std::vector<std::string> paths;
+  walk(self, std::string(), nodes, paths);
   const std::uint64_t index = iteration.index;
 
   if (reading()) {
     std::vector<ChunkLoad> loads;
-    for (const std::shared_ptr<Node>& node : nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const std::shared_ptr<Node>& node = nodes[i];
       ComponentState& state = node->component;
       for (QueuedLoad& load : state.loads) {
         if (RecordComponent::elementCount(load.extent) == 0) continue;
@@ -161,8 +174,7 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
           }
           continue;
         }
-        loads.push_back({path_in_iteration(node), state.dtype, load.offset, load.extent,
-                         load.data.get()});
+        loads.push_back({paths[i], state.dtype, load.offset, load.extent, load.data.get()});
       }
     }
     if (!loads.empty()) backend->read_chunks(index, loads);
@@ -189,11 +201,10 @@ void SeriesState::flush_iteration(Node& iteration, bool closing) {
 
   std::vector<ChunkStore> stores;
   std::vector<AttributeRef> attributes;
-  std::vector<std::string> paths;  // the attributes refer to them: never grown past its reserve
-  paths.reserve(nodes.size());
-  for (const std::shared_ptr<Node>& node : nodes) {
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::shared_ptr<Node>& node = nodes[i];
     fill_defaults(*node);
-    const std::string& path = paths.emplace_back(path_in_iteration(node));
+    const std::string& path = paths[i];
     if (is_component(node->kind)) {
       ComponentState& state = node->component;
       if (state.constant) {

@@ -125,6 +125,8 @@ std::shared_ptr<Node> iteration_of(const std::shared_ptr<Node>& node);
 /// The path of `node` below its iteration ("meshes/E/x"; a SCALAR component: its record's
 /// path; "" for the iteration itself), with the series' meshesPath and particlesPath.
 std::string path_in_iteration(const std::shared_ptr<Node>& node);
+/// The segment `node` adds to its parent's path in path_in_iteration ("" for none).
+std::string path_segment(const Node& node);
 /// "series 'name', iteration 100, component 'meshes/E/x'" for messages.
 std::string describe(const std::shared_ptr<Node>& node);
 
