@@ -268,13 +268,17 @@ class MemorySampler {
   std::thread thread_;
 };
 
-// Issue 32: a large input stored in shared memory, summed by a script in the sandboxed worker
+// Issue 32, on two servers side by side: one whose model workers meet it in a control block and
+// get inputs mapped and give outputs back as files (the default), one that copies everything
+// through the worker's socket (--model-shared-memory no). First small runs, then a large input
+// stored in shared memory, summed by a script in the sandboxed worker
 // (input only) and doubled (an output as large), on a server whose workers get inputs mapped and
 // give outputs back as files (the default) and one that copies both through the socket
 // (--model-shared-memory no), runs interleaved. Prints latency medians and the memory peaks of
 // the sum sampled during the runs, against the same peaks sampled while idle.
-void large_input_table(const std::string& binary, const std::vector<std::string>& server_args,
-                       std::int64_t mib, int repetitions) {
+void shared_memory_tables(const std::string& binary, const std::vector<std::string>& server_args,
+                          std::int64_t mib, const std::string& model, const Settings& settings) {
+  const int repetitions = settings.repetitions;
   const std::int64_t values = mib * (1 << 20) / 4;
   std::vector<float> input(static_cast<std::size_t>(values));
   for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 7);
@@ -300,6 +304,54 @@ void large_input_table(const std::string& binary, const std::vector<std::string>
     sides[k].client->set_script("large", "CPU", source);
     sides[k].client->put_tensor<float>("big", input, shape);  // through shared memory (>= 16 MiB)
     sides[k].client->run_script("large", "total", {"big"}, {"big_sum"});  // workers started
+    sides[k].client->set_model("eke", model);
+  }
+  // Small runs (AI.MODELEXECUTE of stored inputs, outputs left on the server): the call as the
+  // caller sees it, and from the model's statistics (AI.INFO) the time in the backend (the hop
+  // to the worker and back, and the run) and in the executor's queue, per call.
+  const std::vector<std::int64_t> small_cells = {1, 64};
+  struct SmallRun {
+    std::vector<double> p50, backend, queue;
+  };
+  SmallRun small[2][2];  // [side][cells]
+  for (Side& side : sides) {
+    for (std::int64_t cells : small_cells) {
+      Batch b(cells, 1);
+      side.client->put_tensor<float>("x" + std::to_string(cells), b.x, b.x_shape);
+    }
+  }
+  for (int r = 0; r < repetitions; ++r) {
+    for (std::size_t c = 0; c < small_cells.size(); ++c) {
+      for (int k = 0; k < 2; ++k) {
+        Client& client = *sides[k].client;
+        const std::string x = "x" + std::to_string(small_cells[c]);
+        const std::string y = "y" + std::to_string(small_cells[c]);
+        const slipstream::ModelInfo before = client.model_info("eke");
+        const Figures f = measure(1, settings, [&](int) { client.run_model("eke", {x}, {y}); });
+        const slipstream::ModelInfo after = client.model_info("eke");
+        const double calls = static_cast<double>(std::max<std::int64_t>(1, after.calls - before.calls));
+        small[k][c].p50.push_back(f.p50_us);
+        small[k][c].backend.push_back(static_cast<double>(after.run_time_us - before.run_time_us) /
+                                      calls);
+        small[k][c].queue.push_back(
+            static_cast<double>(after.queue_wait_us - before.queue_wait_us) / calls);
+      }
+    }
+  }
+  std::printf("\nSmall runs, model tensors between server and worker in shared memory against "
+              "copied (run_model of stored inputs, %d repetitions interleaved, medians; backend = "
+              "the server's time from handing the run to the worker to its outputs, queue = the "
+              "executor's queue, per call, from AI.INFO):\n\n",
+              repetitions);
+  std::printf("| cells | tensors | run_model p50 us | backend us per call | queue us per call |\n");
+  std::printf("|---:|---|---:|---:|---:|\n");
+  for (std::size_t c = 0; c < small_cells.size(); ++c) {
+    for (int k = 0; k < 2; ++k) {
+      std::printf("| %lld | %s | %s | %s | %s |\n", static_cast<long long>(small_cells[c]),
+                  sides[k].name, format_number(percentile(small[k][c].p50, 0.5)).c_str(),
+                  format_number(percentile(small[k][c].backend, 0.5)).c_str(),
+                  format_number(percentile(small[k][c].queue, 0.5)).c_str());
+    }
   }
   for (Side& side : sides) {  // idle peaks over 200 ms
     MemorySampler idle(side.server->pid());
@@ -603,7 +655,7 @@ int main(int argc, char** argv) {
                 format_number(local_threads.calls_per_second * cells).c_str(),
                 format_number(local_threads.p50_us).c_str(),
                 local_threads.calls_per_second / unbatched.calls_per_second);
-    if (large_mib > 0) large_input_table(binary, server_args, large_mib, settings.repetitions);
+    if (large_mib > 0) shared_memory_tables(binary, server_args, large_mib, model, settings);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "model_bench: %s\n", error.what());
     return 1;

@@ -222,9 +222,10 @@ std::function<int()> add_server_command(CLI::App& app) {
          [share_memory](const std::string& text) {
            *share_memory = parse_yes_no("--model-shared-memory", text);
          },
-         "yes: a model's inputs of 64 KiB or more held in shared memory reach its worker process "
-         "mapped copy-on-write, and its outputs of 64 KiB or more come back as shared-memory "
-         "files; no: every byte is copied through the worker's socket")
+         "yes: the server and its model workers meet in a shared control block, a model's "
+         "inputs of 64 KiB or more held in shared memory reach its worker mapped copy-on-write, "
+         "and its outputs of 64 KiB or more come back as shared-memory files; no: everything "
+         "goes through the worker's socket")
       ->default_str("yes");
   cmd->add_option("--intra-op-threads", options->intra_op_threads,
                   "Threads inside one model run (0: libtorch's default)")

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "common/sealed_file.hpp"
 
@@ -201,6 +202,24 @@ MessageWriter::~MessageWriter() {
   for (int file : owned_) ::close(file);
 }
 
+bool MessageWriter::frame_into(std::string& out, std::size_t limit) const {
+  std::uint64_t length = small_.size();
+  for (const Splice& s : splices_) length += s.size;
+  const FrameHeader header{kMagic, type_, length};
+  if (!descriptors_.empty() || sizeof header + length > limit) return false;
+  out.clear();
+  out.reserve(sizeof header + length);
+  out.append(reinterpret_cast<const char*>(&header), sizeof header);
+  std::size_t small_done = 0;
+  for (const Splice& s : splices_) {
+    out.append(small_.data() + small_done, s.small_offset - small_done);
+    small_done = s.small_offset;
+    out.append(s.data, s.size);
+  }
+  out.append(small_.data() + small_done, small_.size() - small_done);
+  return true;
+}
+
 ChannelError MessageWriter::send(int fd, Deadline deadline) {
   std::uint64_t length = small_.size();
   for (const Splice& s : splices_) length += s.size;
@@ -271,6 +290,20 @@ ChannelError MessageWriter::send(int fd, Deadline deadline) {
 // ---- MessageReader ------------------------------------------------------------------------------
 
 MessageReader::~MessageReader() { close_files(); }
+
+bool MessageReader::feed(std::string_view frame) {
+  if (begin_ != end_ || body_left_ != 0 || frame.size() > buffer_.size()) return false;
+  close_files();  // a frame from a block passes none
+  std::memcpy(buffer_.data(), frame.data(), frame.size());
+  begin_ = 0;
+  end_ = frame.size();
+  return true;
+}
+
+int MessageReader::take_file() {
+  if (files_used_ >= files_.size()) return -1;
+  return std::exchange(files_[files_used_++], -1);
+}
 
 void MessageReader::close_files() noexcept {
   for (int file : files_) {

@@ -50,6 +50,8 @@ enum class MessageType : std::uint32_t {
                     ///< -> kOutputs | kError
   kDeviceCheck = 6,  ///< str device                                  -> kOk | kError
   kLoadOnnxModel = 7,  ///< u64 id, str device, str ModelProto bytes  -> kOk | kError
+  kControl = 8,     ///< a control block's descriptor (control_block.hpp) -> kOk | kError; every
+                    ///< message after the kOk meets in the block first
   // worker -> server
   kReady = 100,   ///< sent once, when the worker is confined and ready
   kOk = 101,
@@ -120,6 +122,12 @@ class MessageWriter {
   /// worker's outputs); one that cannot be goes inline.
   void tensors(std::span<const OwnedTensor> tensors, bool in_files = false);
 
+  /// Passes `fd` with the message (borrowed: it must stay open until send() returns).
+  void pass(int fd) { descriptors_.push_back(fd); }
+  /// The whole frame in `out` when it passes no descriptor and is at most `limit` bytes long (it
+  /// can then travel through a control block); false otherwise.
+  bool frame_into(std::string& out, std::size_t limit) const;
+
   /// The tensors that go by descriptor, and their bytes.
   std::size_t shared_tensors() const noexcept { return descriptors_.size(); }
   std::uint64_t shared_bytes() const noexcept { return shared_bytes_; }
@@ -157,6 +165,11 @@ class MessageReader {
 
   /// What tensors that come by descriptor become (FileUse); kRefuse until set.
   void accept_files(FileUse use) noexcept { file_use_ = use; }
+  /// The next frame comes from `frame` (a whole frame taken from a control block) instead of the
+  /// socket. Only between messages, with nothing of the socket buffered: false otherwise.
+  bool feed(std::string_view frame);
+  /// The next descriptor passed with the current message (the caller's to close), or -1.
+  int take_file();
 
   /// Reads the next frame header. Returns kNone with `type` and `length` set, or why not.
   ChannelError next(Deadline deadline, MessageType& type, std::uint64_t& length);

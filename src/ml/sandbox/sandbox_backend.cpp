@@ -24,6 +24,7 @@
 
 #include "common/sealed_file.hpp"
 #include "ml/sandbox/channel.hpp"
+#include "ml/sandbox/control_block.hpp"
 
 namespace slipstream::ml {
 namespace {
@@ -309,6 +310,70 @@ class WorkerProcess {
     return exit_text_;
   }
 
+  // Hands the worker a control block (control_block.hpp), once: from then on every message
+  // meets in it first. A worker or kernel that refuses leaves the socket alone in use.
+  ChannelError attach_control(Deadline deadline) {
+    if (control_ || control_refused_) return ChannelError::kNone;
+    std::string error;
+    std::unique_ptr<sandbox::ControlBlock> control = sandbox::ControlBlock::create(&error);
+    if (!control) {
+      control_refused_ = true;
+      return ChannelError::kNone;
+    }
+    MessageWriter w(MessageType::kControl);
+    w.pass(control->fd());
+    if (ChannelError e = w.send(fd_, deadline); e != ChannelError::kNone) return e;
+    MessageType type{};
+    std::uint64_t length = 0;
+    if (ChannelError e = reader_.next(deadline, type, length); e != ChannelError::kNone) return e;
+    if (type == MessageType::kOk) {
+      control_ = std::move(control);
+    } else if (type == MessageType::kError) {
+      control_refused_ = true;
+    } else {
+      return ChannelError::kProtocol;
+    }
+    return reader_.skip_rest();
+  }
+
+  // Sends a request: through the control block when there is one and it fits there.
+  ChannelError post(MessageWriter& w, Deadline deadline) {
+    if (!control_) return w.send(fd_, deadline);
+    if (w.frame_into(frame_, sandbox::kControlAreaBytes)) {
+      control_->post_request(sandbox::Posted::kInBlock, frame_);
+      return ChannelError::kNone;
+    }
+    control_->post_request(sandbox::Posted::kOnSocket);  // first: the worker reads as this writes
+    return w.send(fd_, deadline);
+  }
+
+  // The header of the worker's reply (the body then read from reader()), wherever it is.
+  ChannelError next_reply(Deadline deadline, MessageType& type, std::uint64_t& length) {
+    if (control_) {
+      sandbox::Posted where{};
+      if (ChannelError e = control_->wait_reply(fd_, deadline, where, frame_);
+          e != ChannelError::kNone) {
+        return e;
+      }
+      if (where == sandbox::Posted::kNothing ||
+          (where == sandbox::Posted::kInBlock && !reader_.feed(frame_))) {
+        return ChannelError::kProtocol;
+      }
+    }
+    return reader_.next(deadline, type, length);
+  }
+
+  // After a request that has no reply (kUnload): the worker gives the turn back.
+  ChannelError expect_no_reply(Deadline deadline) {
+    if (!control_) return ChannelError::kNone;
+    sandbox::Posted where{};
+    if (ChannelError e = control_->wait_reply(fd_, deadline, where, frame_);
+        e != ChannelError::kNone) {
+      return e;
+    }
+    return where == sandbox::Posted::kNothing ? ChannelError::kNone : ChannelError::kProtocol;
+  }
+
   pid_t pid() const noexcept {
     std::lock_guard lock(pid_mutex_);
     return pid_;
@@ -328,6 +393,9 @@ class WorkerProcess {
   std::string confinement_;
   std::string exit_text_;
   std::unordered_set<std::uint64_t> loaded_;
+  std::unique_ptr<sandbox::ControlBlock> control_;  // once attach_control succeeded
+  bool control_refused_ = false;
+  std::string frame_;  // a message to or from the block
   std::thread log_thread_;  // forward_worker_log; joined once the process is reaped
 };
 
@@ -422,11 +490,19 @@ class WorkerPool {
       lease.mark_broken();
       return Lease(this, nullptr);  // `lease` goes back broken as it is destroyed
     }
+    if (options_.share_memory &&
+        lease->attach_control(Clock::now() + options_.start_timeout) != ChannelError::kNone) {
+      lease.mark_broken();
+      *error = "lost the model worker";
+      return Lease(this, nullptr);
+    }
     for (std::uint64_t id : unloads) {
       if (!lease->loaded().erase(id)) continue;
       MessageWriter w(MessageType::kUnload);
       w.u64(id);
-      if (w.send(lease->fd(), Clock::now() + options_.start_timeout) != ChannelError::kNone) {
+      const Deadline deadline = Clock::now() + options_.start_timeout;
+      if (lease->post(w, deadline) != ChannelError::kNone ||
+          lease->expect_no_reply(deadline) != ChannelError::kNone) {
         lease.mark_broken();
         *error = "lost the model worker";
         return Lease(this, nullptr);
@@ -527,7 +603,7 @@ Status read_reply(Lease& lease, Deadline deadline, MessageType expected, std::st
   MessageReader& reader = lease->reader();
   MessageType type{};
   std::uint64_t length = 0;
-  ChannelError e = reader.next(deadline, type, length);
+  ChannelError e = lease->next_reply(deadline, type, length);
   if (e == ChannelError::kNone && type == MessageType::kError) {
     std::string message;
     e = reader.str(message);
@@ -567,7 +643,7 @@ class SandboxedCode {
                                    : load_type_ == MessageType::kLoadOnnxModel
                                        ? "loading the ONNX model"
                                        : "loading the model";
-    if (ChannelError e = w.send(lease->fd(), deadline); e != ChannelError::kNone) {
+    if (ChannelError e = lease->post(w, deadline); e != ChannelError::kNone) {
       return lost_worker(lease, e, doing, start);
     }
     Status status = read_reply(lease, deadline, MessageType::kOk, doing, start, on_ok);
@@ -587,7 +663,7 @@ class SandboxedCode {
       return ChannelError::kNone;
     });
     if (!status.ok) return status;
-    if (ChannelError e = request.send(lease->fd(), limits.deadline); e != ChannelError::kNone) {
+    if (ChannelError e = lease->post(request, limits.deadline); e != ChannelError::kNone) {
       return lost_worker(lease, e, "the run", start);
     }
     pool_->count_shared(request);
@@ -688,7 +764,7 @@ class SandboxBackend final : public Backend {
     MessageWriter w(MessageType::kDeviceCheck);
     w.str(device.str());
     const Deadline deadline = start + pool_->options().start_timeout;
-    Status status = w.send(lease->fd(), deadline) == ChannelError::kNone
+    Status status = lease->post(w, deadline) == ChannelError::kNone
                         ? read_reply(lease, deadline, MessageType::kOk, "the device check", start,
                                      [](MessageReader&) { return ChannelError::kNone; })
                         : Status::failure("lost the model worker");

@@ -40,8 +40,9 @@ struct SandboxOptions {
   /// Tensors of kShareFromBytes or more travel between the server and a worker as memory files
   /// instead of through the channel (channel.hpp): inputs held in sealed memory files
   /// (TensorView::file) are mapped copy-on-write in the worker, and outputs come as files the
-  /// worker wrote, sealed by the server (an output's Buffer is then a SealedFile). Off: every
-  /// byte is copied through the channel (the server's --model-shared-memory no).
+  /// worker wrote, sealed by the server (an output's Buffer is then a SealedFile); and requests
+  /// and replies meet in a control block (control_block.hpp). Off: everything goes through the
+  /// channel's socket (the server's --model-shared-memory no).
   bool share_memory = true;
   /// Each worker's address-space limit in bytes (RLIMIT_AS, set as it starts); nullopt: none.
   /// libtorch alone maps about 600 MB; CUDA reserves far more address space than memory.

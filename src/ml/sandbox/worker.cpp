@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ml/sandbox/channel.hpp"
+#include "ml/sandbox/control_block.hpp"
 
 namespace slipstream::ml::sandbox {
 namespace {
@@ -41,6 +42,15 @@ class WorkerLoop {
 
   int run() {
     while (true) {
+      if (control_) {  // requests are announced in the block, and most are in it
+        Posted where{};
+        ChannelError e = control_->wait_request(fd_, where, frame_);
+        if (e == ChannelError::kClosed) return 0;
+        if (e == ChannelError::kNone && where == Posted::kInBlock && !reader_.feed(frame_)) {
+          e = ChannelError::kProtocol;
+        }
+        if (e != ChannelError::kNone) return fail(e);
+      }
       MessageType type{};
       std::uint64_t length = 0;
       ChannelError e = reader_.next(kNoDeadline, type, length);
@@ -58,10 +68,26 @@ class WorkerLoop {
     return 2;
   }
 
+  // Sends a reply: through the control block when there is one and it fits there.
+  ChannelError send(MessageWriter& w) {
+    if (!control_) return w.send(fd_, kNoDeadline);
+    if (w.frame_into(frame_, kControlAreaBytes)) {
+      control_->post_reply(Posted::kInBlock, frame_);
+      return ChannelError::kNone;
+    }
+    control_->post_reply(Posted::kOnSocket);  // first, so the server reads while this writes
+    return w.send(fd_, kNoDeadline);
+  }
+
+  ChannelError reply_ok() {
+    MessageWriter w(MessageType::kOk);
+    return send(w);
+  }
+
   ChannelError reply_error(const std::string& message) {
     MessageWriter w(MessageType::kError);
     w.str(message);
-    return w.send(fd_, kNoDeadline);
+    return send(w);
   }
 
   // `flags`: the run request's (kOutputsInFiles: large outputs go as memory files).
@@ -70,7 +96,7 @@ class WorkerLoop {
     if (!status.ok) return reply_error(status.message);
     MessageWriter w(MessageType::kOutputs);
     w.tensors(std::span<const OwnedTensor>(outputs), (flags & kOutputsInFiles) != 0);
-    return w.send(fd_, kNoDeadline);
+    return send(w);
   }
 
   ChannelError device_of(Device& device) {
@@ -92,7 +118,7 @@ class WorkerLoop {
         if (!device_error_.empty()) return reply_error(device_error_);
         Status status = backend_.check_device(device);
         if (!status.ok) return reply_error(status.message);
-        return MessageWriter(MessageType::kOk).send(fd_, kNoDeadline);
+        return reply_ok();
       }
       case MessageType::kLoadModel:
       case MessageType::kLoadOnnxModel: {
@@ -109,7 +135,7 @@ class WorkerLoop {
             device, &error);
         if (!model) return reply_error(error);
         models_[id] = std::move(model);
-        return MessageWriter(MessageType::kOk).send(fd_, kNoDeadline);
+        return reply_ok();
       }
       case MessageType::kLoadScript: {
         Device device;
@@ -124,13 +150,25 @@ class WorkerLoop {
         MessageWriter w(MessageType::kOk);
         w.strs(script->functions());
         scripts_[id] = std::move(script);
-        return w.send(fd_, kNoDeadline);
+        return send(w);
       }
       case MessageType::kUnload:
         if (ChannelError e = reader_.u64(id); e != ChannelError::kNone) return e;
         models_.erase(id);
         scripts_.erase(id);
+        if (control_) control_->post_reply(Posted::kNothing);  // the turn goes back all the same
         return ChannelError::kNone;
+      case MessageType::kControl: {
+        // From now on requests and replies meet in the block; this reply is the last one that
+        // goes on the socket unannounced.
+        const int fd = reader_.take_file();
+        std::string error = "no control block was passed";
+        std::unique_ptr<ControlBlock> control = fd >= 0 ? ControlBlock::attach(fd, &error) : nullptr;
+        if (!control) return reply_error(error);
+        if (ChannelError e = reply_ok(); e != ChannelError::kNone) return e;
+        control_ = std::move(control);
+        return ChannelError::kNone;
+      }
       case MessageType::kRunModel: {
         std::vector<OwnedTensor> inputs;
         std::uint8_t flags = 0;
@@ -176,6 +214,8 @@ class WorkerLoop {
   std::unordered_map<std::uint64_t, std::shared_ptr<Model>> models_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Script>> scripts_;
   std::string device_error_;
+  std::unique_ptr<ControlBlock> control_;  // once the server passed one (kControl)
+  std::string frame_;                      // a message to or from the block
 };
 
 }  // namespace
