@@ -561,9 +561,10 @@ std::size_t ml_workers(pid_t pid) {
   return count;
 }
 
-/// The server's descriptors per model worker: its channel (a socket) and the pipe its output
-/// reaches the server's log through.
-constexpr std::size_t kPerWorker = 2;
+/// The server's descriptors per model worker: its channel (a socket), the pipe its output
+/// reaches the server's log through, and the memory file of the control block they share
+/// (--model-shared-memory, on by default).
+constexpr std::size_t kPerWorker = 3;
 
 /// What each descriptor points at (socket:[...], pipe:[...], /memfd:...), for a leak report.
 std::map<std::string, int> fd_kinds(pid_t pid) {
@@ -817,7 +818,8 @@ int main(int argc, char** argv) {
               mib(after.rss).c_str());
   std::printf("%-22s %14zu %14zu %14zu  (%zu once clients left, before FLUSHALL)\n",
               "open descriptors", baseline.fds, peak.fds, after.fds, fds_after_clients);
-  std::printf("%-22s %14zu %14zu %14zu  (a socket and a pipe each among the descriptors)\n",
+  std::printf("%-22s %14zu %14zu %14zu  (a socket, a pipe and a control block each among the "
+              "descriptors)\n",
               "model workers", baseline.workers, peak.workers, after.workers);
   std::printf("%-22s %14lld %14lld %14lld  (after FLUSHALL; %lld keys before it)\n",
               "used_memory (bytes)", baseline.used_memory, peak.used_memory, after.used_memory,

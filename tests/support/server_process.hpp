@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -149,6 +150,12 @@ class ServerProcess {
                                        "--unixsocket", socket_path_, "--dir", dir_,
                                        "--loglevel", "warn"};
       args.insert(args.end(), extra_args.begin(), extra_args.end());
+      // A whole suite run again with one setting forced (CTest's models_socket_path runs the
+      // model tests with --model-shared-memory no): words separated by spaces, after the test's.
+      if (const char* forced = std::getenv("SLIPSTREAM_TEST_SERVER_ARGS")) {
+        std::istringstream words(forced);
+        for (std::string word; words >> word;) args.push_back(word);
+      }
       const bool main_thread = ::gettid() == ::getpid();
       pid_ = ::fork();
       if (pid_ == 0) {
