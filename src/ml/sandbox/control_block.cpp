@@ -91,7 +91,7 @@ std::unique_ptr<ControlBlock> ControlBlock::create(std::string* error) {
     return nullptr;
   }
   auto* shared = new (mapping) Shared{};  // the file's pages are zero: turn 0, the server's
-  return std::unique_ptr<ControlBlock>(new ControlBlock(fd, shared));
+  return std::unique_ptr<ControlBlock>(new ControlBlock(fd, shared, true));
 }
 
 std::unique_ptr<ControlBlock> ControlBlock::attach(int fd, std::string* error) {
@@ -107,7 +107,7 @@ std::unique_ptr<ControlBlock> ControlBlock::attach(int fd, std::string* error) {
     *error = std::string("not a control block: ") + std::strerror(failure);
     return nullptr;
   }
-  auto* block = new ControlBlock(-1, static_cast<Shared*>(mapping));
+  auto* block = new ControlBlock(-1, static_cast<Shared*>(mapping), false);
   block->turn_ = block->shared_->turn.load(std::memory_order_acquire);
   return std::unique_ptr<ControlBlock>(block);
 }
@@ -139,6 +139,32 @@ ChannelError ControlBlock::wait_turn(std::uint32_t expected, int socket, Deadlin
   }
   turn_ = expected;
   return ChannelError::kNone;
+}
+
+ChannelError ControlBlock::send(MessageWriter& w, int socket, Deadline deadline) {
+  const auto post = [&](Posted where, std::string_view frame) {
+    if (server_) {
+      post_request(where, frame);
+    } else {
+      post_reply(where, frame);
+    }
+  };
+  if (w.frame_into(frame_, kControlAreaBytes)) {
+    post(Posted::kInBlock, frame_);
+    return ChannelError::kNone;
+  }
+  post(Posted::kOnSocket, {});  // first, so the other side reads while this one writes
+  return w.send(socket, deadline);
+}
+
+ChannelError ControlBlock::receive(MessageReader& reader, int socket, Deadline deadline,
+                                   Posted& where) {
+  ChannelError e = server_ ? wait_reply(socket, deadline, where, frame_)
+                           : wait_request(socket, where, frame_);
+  if (e == ChannelError::kNone && where == Posted::kInBlock && !reader.feed(frame_)) {
+    e = ChannelError::kProtocol;
+  }
+  return e;
 }
 
 void ControlBlock::post_request(Posted where, std::string_view frame) {

@@ -53,6 +53,15 @@ class ControlBlock {
   /// The block's memory file (the server's side); -1 on the worker's.
   int fd() const noexcept { return fd_; }
 
+  /// Sends `w` from this side (a request from the server's, a reply from the worker's): in the
+  /// block when it fits there and passes no descriptor, else announced in the block and then sent
+  /// on `socket` (until `deadline`).
+  ChannelError send(MessageWriter& w, int socket, Deadline deadline);
+  /// Waits for the other side's next message until `deadline` (the worker: kNoDeadline) and, when
+  /// it is in the block, hands a copy of it to `reader` (which then reads it as from the socket).
+  /// `where` says where it is.
+  ChannelError receive(MessageReader& reader, int socket, Deadline deadline, Posted& where);
+
   /// The server: posts a request (`frame`, at most kControlAreaBytes, when `where` is kInBlock)
   /// and wakes the worker.
   void post_request(Posted where, std::string_view frame = {});
@@ -69,7 +78,7 @@ class ControlBlock {
 
  private:
   struct Shared;
-  ControlBlock(int fd, Shared* shared) : fd_(fd), shared_(shared) {}
+  ControlBlock(int fd, Shared* shared, bool server) : fd_(fd), shared_(shared), server_(server) {}
   // Waits until `turn` is `expected` (spinning for `spin` first), sleeping in slices, until
   // `deadline` (kTimedOut) or until `socket` hangs up (kClosed).
   ChannelError wait_turn(std::uint32_t expected, int socket, Deadline deadline,
@@ -77,7 +86,9 @@ class ControlBlock {
 
   int fd_;
   Shared* shared_;
+  bool server_;             // this is the server's side (created, not attached)
   std::uint32_t turn_ = 0;  // the turn this side last saw or set
+  std::string frame_;       // a message to or from the block
 };
 
 }  // namespace slipstream::ml::sandbox

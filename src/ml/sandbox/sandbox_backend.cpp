@@ -338,27 +338,18 @@ class WorkerProcess {
 
   // Sends a request: through the control block when there is one and it fits there.
   ChannelError post(MessageWriter& w, Deadline deadline) {
-    if (!control_) return w.send(fd_, deadline);
-    if (w.frame_into(frame_, sandbox::kControlAreaBytes)) {
-      control_->post_request(sandbox::Posted::kInBlock, frame_);
-      return ChannelError::kNone;
-    }
-    control_->post_request(sandbox::Posted::kOnSocket);  // first: the worker reads as this writes
-    return w.send(fd_, deadline);
+    return control_ ? control_->send(w, fd_, deadline) : w.send(fd_, deadline);
   }
 
   // The header of the worker's reply (the body then read from reader()), wherever it is.
   ChannelError next_reply(Deadline deadline, MessageType& type, std::uint64_t& length) {
     if (control_) {
       sandbox::Posted where{};
-      if (ChannelError e = control_->wait_reply(fd_, deadline, where, frame_);
+      if (ChannelError e = control_->receive(reader_, fd_, deadline, where);
           e != ChannelError::kNone) {
         return e;
       }
-      if (where == sandbox::Posted::kNothing ||
-          (where == sandbox::Posted::kInBlock && !reader_.feed(frame_))) {
-        return ChannelError::kProtocol;
-      }
+      if (where == sandbox::Posted::kNothing) return ChannelError::kProtocol;
     }
     return reader_.next(deadline, type, length);
   }
@@ -367,7 +358,7 @@ class WorkerProcess {
   ChannelError expect_no_reply(Deadline deadline) {
     if (!control_) return ChannelError::kNone;
     sandbox::Posted where{};
-    if (ChannelError e = control_->wait_reply(fd_, deadline, where, frame_);
+    if (ChannelError e = control_->receive(reader_, fd_, deadline, where);
         e != ChannelError::kNone) {
       return e;
     }
@@ -395,7 +386,6 @@ class WorkerProcess {
   std::unordered_set<std::uint64_t> loaded_;
   std::unique_ptr<sandbox::ControlBlock> control_;  // once attach_control succeeded
   bool control_refused_ = false;
-  std::string frame_;  // a message to or from the block
   std::thread log_thread_;  // forward_worker_log; joined once the process is reaped
 };
 

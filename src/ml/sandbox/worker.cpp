@@ -44,11 +44,8 @@ class WorkerLoop {
     while (true) {
       if (control_) {  // requests are announced in the block, and most are in it
         Posted where{};
-        ChannelError e = control_->wait_request(fd_, where, frame_);
+        ChannelError e = control_->receive(reader_, fd_, kNoDeadline, where);
         if (e == ChannelError::kClosed) return 0;
-        if (e == ChannelError::kNone && where == Posted::kInBlock && !reader_.feed(frame_)) {
-          e = ChannelError::kProtocol;
-        }
         if (e != ChannelError::kNone) return fail(e);
       }
       MessageType type{};
@@ -70,13 +67,7 @@ class WorkerLoop {
 
   // Sends a reply: through the control block when there is one and it fits there.
   ChannelError send(MessageWriter& w) {
-    if (!control_) return w.send(fd_, kNoDeadline);
-    if (w.frame_into(frame_, kControlAreaBytes)) {
-      control_->post_reply(Posted::kInBlock, frame_);
-      return ChannelError::kNone;
-    }
-    control_->post_reply(Posted::kOnSocket);  // first, so the server reads while this writes
-    return w.send(fd_, kNoDeadline);
+    return control_ ? control_->send(w, fd_, kNoDeadline) : w.send(fd_, kNoDeadline);
   }
 
   ChannelError reply_ok() {
@@ -215,7 +206,6 @@ class WorkerLoop {
   std::unordered_map<std::uint64_t, std::shared_ptr<Script>> scripts_;
   std::string device_error_;
   std::unique_ptr<ControlBlock> control_;  // once the server passed one (kControl)
-  std::string frame_;                      // a message to or from the block
 };
 
 }  // namespace

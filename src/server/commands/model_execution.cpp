@@ -192,14 +192,16 @@ std::function<void(ReplyBuffer&)> store_outputs(Server& server,
     // in (once, here on the executor's thread). If the pool is full they stay on the heap.
     SharedMemory& shm = server.shared_memory();
     const bool in_file = dynamic_cast<const SealedFile*>(out.data.storage()) != nullptr;
+    std::optional<Buffer> moved;
     if (shm.enabled() && (in_file || out.data.size() >= kShmOutputMinBytes)) {
       ShmFailure failure;
       std::string error;
-      auto moved = in_file ? shm.adopt_sealed(out.data, &failure, &error)
-                           : shm.copy_in(out.data.view(), &failure, &error);
-      if (moved) out.data = std::move(*moved);
+      moved = in_file ? shm.adopt_sealed(out.data, &failure, &error)
+                      : shm.copy_in(out.data.view(), &failure, &error);
     }
-    if (dynamic_cast<const SealedFile*>(out.data.storage()) != nullptr) {
+    if (moved) {
+      out.data = std::move(*moved);
+    } else if (in_file) {
       out.data = out.data.clone();  // a file the pool could not take: its bytes on the heap
     }
     entries.emplace_back(keys[i], std::make_shared<Value>(Tensor{out.dtype, std::move(out.shape),

@@ -222,10 +222,14 @@ std::optional<Buffer> SharedMemory::seal(std::unique_ptr<ShmLoan> loan, std::str
   ShmReservation reservation = std::move(*loan->reservation_);
   loan->reservation_.reset();
   loan->fd_ = -1;  // now the segment's
-  const std::size_t size = loan->size_;
+  counters_->total_commits.fetch_add(1, std::memory_order_relaxed);
+  return segment_buffer(fd, mapping, loan->size_, std::move(reservation));
+}
+
+Buffer SharedMemory::segment_buffer(int fd, void* mapping, std::size_t size,
+                                    ShmReservation reservation) {
   auto segment =
       std::make_unique<ShmSegment>(fd, mapping, size, std::move(reservation), counters_);
-  counters_->total_commits.fetch_add(1, std::memory_order_relaxed);
   return Buffer::adopt(static_cast<char*>(mapping), size, std::move(segment));
 }
 
@@ -260,9 +264,7 @@ std::optional<Buffer> SharedMemory::copy_in(std::string_view bytes, ShmFailure* 
     return std::nullopt;
   }
   *failure = ShmFailure::kNone;
-  auto segment = std::make_unique<ShmSegment>(fd, mapping, bytes.size(), std::move(*reservation),
-                                              counters_);
-  return Buffer::adopt(static_cast<char*>(mapping), bytes.size(), std::move(segment));
+  return segment_buffer(fd, mapping, bytes.size(), std::move(*reservation));
 }
 
 std::optional<Buffer> SharedMemory::adopt_sealed(const Buffer& buffer, ShmFailure* failure,
@@ -289,9 +291,7 @@ std::optional<Buffer> SharedMemory::adopt_sealed(const Buffer& buffer, ShmFailur
     return std::nullopt;
   }
   *failure = ShmFailure::kNone;
-  auto segment = std::make_unique<ShmSegment>(fd, mapping, buffer.size(), std::move(*reservation),
-                                              counters_);
-  return Buffer::adopt(static_cast<char*>(mapping), buffer.size(), std::move(segment));
+  return segment_buffer(fd, mapping, buffer.size(), std::move(*reservation));
 }
 
 ShmWriterSegment::ShmWriterSegment(std::uint64_t id, int fd, void* mapping, std::size_t size,

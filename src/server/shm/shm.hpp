@@ -217,6 +217,8 @@ class SharedMemory {
   // refusal counted) when either limit is reached.
   std::optional<ShmReservation> reserve(std::size_t bytes, std::string* error);
   std::optional<ShmReservation> try_reserve(std::size_t bytes, std::string* error);
+  // A buffer over a new segment: `fd` sealed and mapped read-only at `mapping`, `size` bytes.
+  Buffer segment_buffer(int fd, void* mapping, std::size_t size, ShmReservation reservation);
 
   std::size_t capacity_;
   std::size_t max_files_;
